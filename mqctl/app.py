@@ -1,0 +1,113 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The ``mqctl`` command: the root app, its global options and the error boundary.
+
+Each noun is a Typer sub-app in its own module, registered in :data:`SUBAPPS` below. Sub-app
+modules stay cheap to import: anything heavy (scapy, the reference servers) is imported inside
+the command that needs it, so that admin commands start fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from . import __version__
+from .errors import EXIT_FAILURE, EXIT_USAGE, CliError
+from .output import FORMATS
+
+app = typer.Typer(
+    name="mqctl",
+    help="Speak Apache RocketMQ's wire protocol: operate clusters, decode captures, check conformance.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+)
+
+#: (module under mqctl, attribute, command name, help). Registered in this order.
+SUBAPPS: list[tuple[str, str, str, str]] = []
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"mqctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    namesrv: Annotated[str | None, typer.Option(
+        "--namesrv", "-n", help="Name server address(es), ';'-separated. Default: $NAMESRV_ADDR, "
+        "the profile's namesrv, else 127.0.0.1:9876.")] = None,
+    timeout: Annotated[float | None, typer.Option(help="Seconds to wait for each answer.")] = None,
+    output: Annotated[str, typer.Option(
+        "--output", "-o", help=f"Output format: {', '.join(FORMATS)}.")] = "table",
+    serialize: Annotated[str | None, typer.Option(
+        help="Request header serialization: json or rocketmq.")] = None,
+    profile: Annotated[str | None, typer.Option(
+        help="Profile from ~/.config/mqctl/config.yaml.")] = None,
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More detail on stderr.")] = 0,
+    no_color: Annotated[bool, typer.Option("--no-color", help="Plain output without colour.")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+) -> None:
+    """Global options come before the command: ``mqctl -n host:9876 -o json cluster list``."""
+    from .settings import resolve
+
+    if output not in FORMATS:
+        raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--output")
+    ctx.obj = resolve(namesrv=namesrv, timeout=timeout, serialize=serialize, output=output,
+                      profile=profile, verbose=verbose, no_color=no_color or "NO_COLOR" in os.environ)
+
+
+def _register() -> None:
+    for module, attr, name, help_text in SUBAPPS:
+        sub = getattr(importlib.import_module(f"mqctl.{module}"), attr)
+        app.add_typer(sub, name=name, help=help_text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point: run the app and turn every error into one line and an exit code."""
+    _register()
+    try:
+        rv = app(args=argv, standalone_mode=False, prog_name="mqctl")
+    except CliError as err:
+        _error(str(err))
+        return err.exit_code
+    except typer.Exit as ex:
+        return ex.exit_code
+    except typer.Abort:
+        _error("aborted")
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return 130
+    except Exception as exc:  # the boundary: no traceback reaches a user
+        if isinstance(exc, typer.exceptions.TyperException) and hasattr(exc, "show"):
+            # usage errors and the like: click's own one-paragraph message and exit code
+            exc.show()
+            return int(getattr(exc, "exit_code", EXIT_USAGE))
+        from wire import WireError
+
+        if isinstance(exc, WireError):
+            _error(str(exc))
+            return EXIT_FAILURE
+        if os.environ.get("MQCTL_DEBUG"):
+            raise
+        _error(f"internal error: {type(exc).__name__}: {exc} (set MQCTL_DEBUG=1 for a traceback)")
+        return EXIT_FAILURE
+    return rv if isinstance(rv, int) else 0
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.flush()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,31 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Shared test fixtures.
+
+``../shared`` (beside the checkout) holds the RocketMQ protocol notes and the real captures. CI has
+it; on a fresh clone without it, the tests that need it skip with a reason.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("MQCTL_SHARED", ROOT.parent / "shared"))
+CAPTURES = SHARED / "captures"
+FIXTURES = ROOT / "fixtures"
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared, or skip the calling test with a clear reason."""
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"{p} is absent: these tests need ../shared beside the checkout (CI has it)")
+    return p
+
+
+@pytest.fixture
+def shared() -> Path:
+    return shared_path()

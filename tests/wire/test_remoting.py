@@ -1,0 +1,177 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wire import (
+    DecodeError,
+    EncodeError,
+    LanguageCode,
+    RemotingCommand,
+    RequestCode,
+    ResponseCode,
+    SerializeType,
+    decode_command,
+    encode_command,
+)
+from wire.remoting import (
+    decode_binary_header,
+    decode_binary_header_construct,
+    decode_json_header,
+    encode_binary_header,
+    encode_json_header,
+)
+
+ROCKETMQ = SerializeType.ROCKETMQ
+
+# PROTOCOL.md §1.2: the JSON request fastjson writes for GET_ROUTEINFO_BY_TOPIC, version 407, opaque 1.
+JSON_105 = ('{"code":105,"extFields":{"topic":"TopicTest"},"flag":0,"language":"JAVA","opaque":1,'
+            '"serializeTypeCurrentRPC":"JSON","version":407}')
+
+
+def test_json_header_is_written_like_fastjson() -> None:
+    cmd = RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "TopicTest"}, opaque=1,
+                                  version=407)
+    data = encode_command(cmd)
+    assert data[8:].decode() == JSON_105
+    assert data[:8].hex() == "0000008700000083"  # 131-byte header
+
+
+def test_json_response_with_remark_and_no_ext() -> None:
+    req = RemotingCommand.request(105, {"topic": "x"}, opaque=1, version=407)
+    resp = req.response(ResponseCode.TOPIC_NOT_EXIST, "No topic route info ...", version=407)
+    assert encode_json_header(resp).decode() == (
+        '{"code":17,"flag":1,"language":"JAVA","opaque":1,"remark":"No topic route info ...",'
+        '"serializeTypeCurrentRPC":"JSON","version":407}')
+
+
+# PROTOCOL.md §10, derived vectors: ROCKETMQ frames.
+BIN_105 = ("0000002D 01000029 0069 00 0197 00000001 00000000 00000000 00000014 0005 746F706963 "
+           "00000009 546F70696354657374")
+BIN_17 = "00000021 0100001D 0011 00 0197 00000001 00000001 00000008 6E6F20726F757465 00000000"
+
+
+def hx(s: str) -> bytes:
+    return bytes.fromhex(s.replace(" ", ""))
+
+
+def test_binary_request_vector() -> None:
+    cmd = RemotingCommand.request(105, {"topic": "TopicTest"}, opaque=1, version=407, serialize_type=ROCKETMQ)
+    assert encode_command(cmd) == hx(BIN_105)
+    assert decode_command(hx(BIN_105)) == cmd
+
+
+def test_binary_response_vector() -> None:
+    cmd = decode_command(hx(BIN_17))
+    assert (cmd.code, cmd.flag, cmd.remark, cmd.is_response) == (17, 1, "no route", True)
+    assert cmd.code_name == "TOPIC_NOT_EXIST"
+    assert encode_command(cmd) == hx(BIN_17)
+
+
+# RocketMQSerializableTest: code 103, JAVA, version 2333.
+def test_binary_sizes_from_upstream_tests() -> None:
+    base = RemotingCommand(103, LanguageCode.JAVA, 2333, serialize_type=ROCKETMQ)
+    raw = encode_binary_header(base)
+    assert len(raw) == 21
+    assert raw[0:2] == (103).to_bytes(2, "big") and raw[2] == 0 and raw[3:5] == (2333).to_bytes(2, "big")
+    assert raw[9:13] == b"\0" * 4 and raw[13:17] == b"\0" * 4 and raw[17:21] == b"\0" * 4
+    with_remark = encode_binary_header(base.replace(remark="Sample Remark"))
+    assert len(with_remark) == 34
+    assert with_remark[13:17] == (13).to_bytes(4, "big") and with_remark[17:30] == b"Sample Remark"
+    with_ext = encode_binary_header(base.replace(ext_fields={"key": "value"}))
+    assert len(with_ext) == 35 and with_ext[17:21] == (14).to_bytes(4, "big")
+    fast = base.replace(flag=3, opaque=1001, version=99)
+    assert decode_binary_header(encode_binary_header(fast)) == fast
+
+
+def test_empty_remark_is_null_in_binary() -> None:
+    cmd = RemotingCommand(0, remark="", serialize_type=ROCKETMQ)
+    assert decode_binary_header(encode_binary_header(cmd)).remark is None
+
+
+def test_code_outside_int16_cannot_be_rocketmq() -> None:
+    with pytest.raises(EncodeError, match="int16"):
+        RemotingCommand(200050, serialize_type=ROCKETMQ)
+    assert RemotingCommand(200050).code == 200050  # JSON carries it
+
+
+def test_json_reader_is_lenient() -> None:
+    # ali-ons: numbers and booleans as ext values, any key order, unknown keys.
+    raw = (b'{"flag":0,"language":"JAVA","version":121,"opaque":7,"code":310,"unknown":{"x":1},'
+           b'"extFields":{"a":"g","d":4,"k":false,"g":1700000000000,"x":1.50,"n":null}}')
+    cmd = decode_json_header(raw)
+    assert cmd.code == 310 and cmd.version == 121 and cmd.opaque == 7
+    assert dict(cmd.ext_fields) == {"a": "g", "d": "4", "k": "false", "g": "1700000000000", "x": "1.50"}
+
+
+def test_json_reader_accepts_fastjson_forms() -> None:
+    cmd = decode_json_header(b"{code:105,'language':'CPP',extFields:{'topic':'T'},}")
+    assert (cmd.code, cmd.language, dict(cmd.ext_fields)) == (105, LanguageCode.CPP, {"topic": "T"})
+
+
+def test_unknown_language_name_is_kept() -> None:
+    cmd = decode_json_header(b'{"code":1,"language":"COBOL"}')
+    assert cmd.language == "COBOL"
+    assert json.loads(encode_json_header(cmd))["language"] == "COBOL"
+
+
+@pytest.mark.parametrize("raw", [b"[1,2]", b'{"code":"abc"}', b'{"code":true}', b"{", b"\xff\xfe",
+                                 b'{"code":99999999999}', b'{"extFields":[1]}'])
+def test_bad_json_headers(raw: bytes) -> None:
+    with pytest.raises(DecodeError):
+        decode_json_header(raw)
+
+
+@pytest.mark.parametrize("raw", ["", "0000", "00000000000000000000000000000000000000000000",
+                                 "0001000001000000010000000000000005616263"])
+def test_bad_binary_headers(raw: str) -> None:
+    with pytest.raises(DecodeError):
+        decode_binary_header(bytes.fromhex(raw))
+
+
+headers = st.builds(
+    RemotingCommand,
+    code=st.integers(-(2**15), 2**15 - 1),
+    language=st.sampled_from(list(LanguageCode)) | st.integers(14, 255),
+    version=st.integers(-(2**15), 2**15 - 1),
+    opaque=st.integers(-(2**31), 2**31 - 1),
+    flag=st.integers(-(2**31), 2**31 - 1),
+    remark=st.none() | st.text(min_size=1),
+    ext_fields=st.dictionaries(st.text(), st.text(), max_size=8),
+    serialize_type=st.just(ROCKETMQ),
+)
+
+
+@given(headers)
+def test_binary_fast_path_agrees_with_construct(cmd: RemotingCommand) -> None:
+    raw = encode_binary_header(cmd)
+    assert decode_binary_header(raw) == decode_binary_header_construct(raw) == cmd
+
+
+@given(headers)
+def test_json_round_trip(cmd: RemotingCommand) -> None:
+    j = cmd.replace(serialize_type=SerializeType.JSON)
+    assert decode_json_header(encode_json_header(j)) == j
+
+
+@given(st.binary(max_size=120))
+def test_binary_header_arbitrary_bytes(raw: bytes) -> None:
+    try:
+        fast = decode_binary_header(raw)
+    except DecodeError:
+        with pytest.raises(DecodeError):
+            decode_binary_header_construct(raw)
+    else:
+        assert decode_binary_header_construct(raw) == fast
+
+
+@given(st.binary(max_size=120))
+def test_json_header_arbitrary_bytes(raw: bytes) -> None:
+    try:
+        decode_json_header(raw)
+    except DecodeError:
+        pass
