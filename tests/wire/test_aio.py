@@ -1,0 +1,154 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The shared asyncio connection, over real sockets on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import struct
+
+import pytest
+
+from wire import RemotingCommand, ResponseCode, SerializeType, decode_command, encode_command
+from wire.aio import ConnectError, RemotingConnection, RequestTimeout, connect, start_server
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 20))
+
+
+async def echo_server(handler=None):
+    def default(conn: RemotingConnection, req: RemotingCommand):
+        if req.code == 1:
+            return req.response(ResponseCode.SUCCESS, remark=f"echo {req.ext_fields.get('x')}")
+        if req.code == 2:  # answers later: a held request must not stall the connection
+            async def later():
+                await asyncio.sleep(0.3)
+                return req.response(remark="late")
+            return later()
+        if req.code == 3:
+            raise RuntimeError("boom")
+        if req.code == 4:
+            conn.state["seen"] = req.ext_fields.get("x")
+            return req.response()
+        return None  # no answer at all, as the name server does for unknown codes
+
+    server = await start_server(handler or default, "127.0.0.1", 0)
+    return server, server.port
+
+
+def test_request_response_and_serialize_type() -> None:
+    async def main():
+        server, port = await echo_server()
+        async with server:
+            conn = await connect("127.0.0.1", port)
+            for st in SerializeType:
+                resp = await conn.request(RemotingCommand.request(1, {"x": "hi"}, serialize_type=st))
+                assert resp.is_response and resp.remark == "echo hi" and resp.serialize_type is st
+            await conn.aclose()
+    run(main())
+
+
+def test_slow_request_does_not_block_others_and_responses_match_by_opaque() -> None:
+    async def main():
+        server, port = await echo_server()
+        async with server:
+            conn = await connect("127.0.0.1", port)
+            slow = asyncio.ensure_future(conn.request(RemotingCommand.request(2)))
+            await asyncio.sleep(0.05)
+            fast = await conn.request(RemotingCommand.request(1, {"x": "f"}), timeout=0.2)
+            assert fast.remark == "echo f" and not slow.done()
+            assert (await slow).remark == "late"
+            await conn.aclose()
+    run(main())
+
+
+def test_handler_exception_gives_system_error() -> None:
+    async def main():
+        server, port = await echo_server()
+        async with server:
+            conn = await connect("127.0.0.1", port)
+            resp = await conn.request(RemotingCommand.request(3))
+            assert resp.code == ResponseCode.SYSTEM_ERROR and "boom" in resp.remark
+            await conn.aclose()
+    run(main())
+
+
+def test_no_answer_times_out_and_oneway_gets_nothing() -> None:
+    async def main():
+        server, port = await echo_server()
+        async with server:
+            conn = await connect("127.0.0.1", port)
+            with pytest.raises(RequestTimeout):
+                await conn.request(RemotingCommand.request(9999), timeout=0.3)
+            conn.oneway(RemotingCommand.request(1, {"x": "o"}))
+            resp = await conn.request(RemotingCommand.request(1, {"x": "after"}))
+            assert resp.remark == "echo after"
+            await conn.aclose()
+    run(main())
+
+
+def test_malformed_frame_closes_only_that_connection() -> None:
+    async def main():
+        server, port = await echo_server()
+        async with server:
+            good = await connect("127.0.0.1", port)
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(bytes.fromhex("00000065070000617b22636f6465223a3130352c22666c61") + b"x" * 81)
+            assert await asyncio.wait_for(reader.read(), 5) == b""  # closed, no answer
+            writer.close()
+            await writer.wait_closed()
+            resp = await good.request(RemotingCommand.request(1, {"x": "still"}))
+            assert resp.remark == "echo still"
+            await good.aclose()
+    run(main())
+
+
+def test_pipelined_requests_on_a_raw_socket() -> None:
+    async def main():
+        server, port = await echo_server()
+        async with server:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            data = b"".join(encode_command(RemotingCommand.request(1, {"x": str(i)}, opaque=i))
+                            for i in range(200))
+            writer.write(data)
+            got = {}
+            while len(got) < 200:
+                head = await reader.readexactly(4)
+                (n,) = struct.unpack(">i", head)
+                cmd = decode_command(head + await reader.readexactly(n))
+                got[cmd.opaque] = cmd.remark
+            assert got == {i: f"echo {i}" for i in range(200)}
+            writer.close()
+            await writer.wait_closed()
+    run(main())
+
+
+def test_server_sends_requests_to_a_client_handler() -> None:
+    async def main():
+        seen = asyncio.get_running_loop().create_future()
+
+        async def on_server(conn, req):
+            # the server turns around and asks the client something, as a broker notifies consumers
+            answer = await conn.request(RemotingCommand.request(40, {"consumerGroup": "g"}))
+            return req.response(remark=f"client said {answer.remark}")
+
+        def on_client(conn, req):
+            seen.set_result(req.code)
+            return req.response(remark="ok")
+
+        server = await start_server(on_server, "127.0.0.1", 0)
+        async with server:
+            conn = await connect("127.0.0.1", server.port, handler=on_client)
+            resp = await conn.request(RemotingCommand.request(7))
+            assert resp.remark == "client said ok" and await seen == 40
+            await conn.aclose()
+    run(main())
+
+
+def test_connect_refused_is_a_connect_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ConnectError, match="cannot connect"):
+        run(connect("127.0.0.1", port, timeout=1))

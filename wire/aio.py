@@ -1,0 +1,371 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The asyncio remoting connection shared by clients and servers: the only module of wire/ doing I/O.
+
+Theory of operation
+-------------------
+A :class:`RemotingConnection` is an :class:`asyncio.Protocol` over one TCP connection. Bytes go
+into a sans-IO :class:`wire.FrameBuffer`; each decoded command is either
+
+* a **response** (flag bit 0): it completes the future registered under its ``opaque`` by
+  :meth:`RemotingConnection.request` (Java's ``responseTable``; responses may come in any order,
+  so this is a dict, not a FIFO). A response nobody waits for is dropped, as Java drops it;
+* a **request**: it is handed to the connection's ``handler``. Servers install one for every
+  connection; clients install one to serve the requests brokers send them
+  (NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE, …). The handler returns the response,
+  ``None`` for no response, or an awaitable of either (long polling, group commit): plain return
+  values are written at once, awaitables run as tasks so that one slow request never stalls the
+  others on the same connection. Oneway requests (flag bit 1) never get a response. A handler
+  that raises produces SYSTEM_ERROR with the exception's text, as ``NettyRemotingAbstract`` does.
+
+A malformed frame from the peer is a remote protocol error: the connection is closed (Java's
+``NettyDecoder`` closes the channel) and the error is logged with its byte offset; no other
+connection is affected.
+
+Write back-pressure follows the transport: when its buffer passes the high-water mark the
+connection stops reading until it drains, so a client that does not read cannot make us buffer
+without bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .codes import ResponseCode, SerializeType
+from .errors import DecodeError, WireError
+from .framing import MAX_TOTAL_LENGTH, FrameBuffer
+from .remoting import FLAG_ONEWAY, RemotingCommand, decode_frame, encode_command
+
+__all__ = [
+    "ConnectError",
+    "ConnectionClosed",
+    "Handler",
+    "RemotingConnection",
+    "RemotingIOError",
+    "RemotingServer",
+    "RequestTimeout",
+    "connect",
+    "next_opaque",
+    "start_server",
+]
+
+log = logging.getLogger("wire.aio")
+
+HandlerResult = RemotingCommand | None | Awaitable[RemotingCommand | None]
+#: ``handler(connection, request)`` → response, ``None``, or an awaitable of either.
+Handler = Callable[["RemotingConnection", RemotingCommand], HandlerResult]
+
+
+class RemotingIOError(WireError):
+    """A connection-level failure (the CLI maps these to exit code 3)."""
+
+
+class ConnectError(RemotingIOError, ConnectionError):
+    """The TCP connection could not be opened."""
+
+
+class ConnectionClosed(RemotingIOError, ConnectionError):
+    """The connection closed before the answer came."""
+
+
+class RequestTimeout(RemotingIOError, TimeoutError):
+    """No answer within the timeout."""
+
+
+_opaques = itertools.count(1)
+
+
+def next_opaque() -> int:
+    """A process-wide request id, as Java's ``RemotingCommand.requestId`` counter."""
+    return next(_opaques) & 0x7FFFFFFF
+
+
+class RemotingConnection(asyncio.Protocol):
+    """One remoting connection; see the module docstring."""
+
+    def __init__(self, handler: Handler | None = None, *, name: str = "",
+                 max_total_length: int = MAX_TOTAL_LENGTH,
+                 on_close: Callable[[RemotingConnection], None] | None = None) -> None:
+        self.handler = handler
+        self.name = name
+        self.on_close = on_close
+        self._frames = FrameBuffer(max_total_length=max_total_length)
+        self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
+        self._transport: asyncio.Transport | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._can_write: asyncio.Event | None = None
+        self.closed: asyncio.Future[Exception | None] = asyncio.get_running_loop().create_future()
+        self.peer: tuple[str, int] = ("", 0)
+        self.local: tuple[str, int] = ("", 0)
+        #: free for the owner: servers keep per-connection state here (client id, group, …)
+        self.state: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        peer = transport.get_extra_info("peername")
+        sock = transport.get_extra_info("sockname")
+        if peer:
+            self.peer = (str(peer[0]), int(peer[1]))
+        if sock:
+            self.local = (str(sock[0]), int(sock[1]))
+        self._can_write = asyncio.Event()
+        self._can_write.set()
+
+    def data_received(self, data: bytes) -> None:
+        fb = self._frames
+        fb.feed(data)
+        try:
+            while (frame := fb.next_frame()) is not None:
+                self._dispatch(decode_frame(frame))
+        except DecodeError as err:
+            log.warning("%s: closing connection from %s:%d: %s", self.name or "remoting",
+                        self.peer[0], self.peer[1], err)
+            self._abort(err)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        err = ConnectionClosed(f"connection to {self.peer[0]}:{self.peer[1]} closed"
+                               + (f": {exc}" if exc else ""))
+        for fut in self._pending.values():
+            if not fut.done():
+                fut.set_exception(err)
+        self._pending.clear()
+        for task in self._tasks:
+            task.cancel()
+        if not self.closed.done():
+            self.closed.set_result(exc)
+        if self._can_write is not None:
+            self._can_write.set()
+        if self.on_close is not None:
+            self.on_close(self)
+
+    def pause_writing(self) -> None:
+        if self._can_write is not None:
+            self._can_write.clear()
+        if self._transport is not None:
+            self._transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self._can_write is not None:
+            self._can_write.set()
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.resume_reading()
+
+    # ------------------------------------------------------------------ dispatch
+
+    def _dispatch(self, cmd: RemotingCommand) -> None:
+        if cmd.is_response:
+            fut = self._pending.pop(cmd.opaque, None)
+            if fut is not None and not fut.done():
+                fut.set_result(cmd)
+            return
+        if self.handler is None:
+            return
+        try:
+            result = self.handler(self, cmd)
+        except Exception as exc:  # mirrors NettyRemotingAbstract: SYSTEM_ERROR with the exception text
+            log.exception("handler failed for %s", cmd)
+            self._reply(cmd, cmd.response(ResponseCode.SYSTEM_ERROR, _describe(exc)))
+            return
+        if inspect.isawaitable(result):
+            task = asyncio.ensure_future(self._finish(cmd, result))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        else:
+            self._reply(cmd, result)
+
+    async def _finish(self, cmd: RemotingCommand, pending: Awaitable[RemotingCommand | None]) -> None:
+        try:
+            result = await pending
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("handler failed for %s", cmd)
+            result = cmd.response(ResponseCode.SYSTEM_ERROR, _describe(exc))
+        self._reply(cmd, result)
+
+    def _reply(self, request: RemotingCommand, response: RemotingCommand | None) -> None:
+        if response is None or request.flag & FLAG_ONEWAY:
+            return
+        if response.opaque != request.opaque:
+            response = response.replace(opaque=request.opaque)
+        self.send(response)
+
+    # ------------------------------------------------------------------ sending
+
+    @property
+    def is_closing(self) -> bool:
+        return self._transport is None or self._transport.is_closing()
+
+    def send(self, cmd: RemotingCommand) -> None:
+        """Write a command as is (a response, or a request whose opaque the caller chose)."""
+        if self._transport is None or self._transport.is_closing():
+            raise ConnectionClosed(f"connection to {self.peer[0]}:{self.peer[1]} is closed")
+        self._transport.write(encode_command(cmd))
+
+    def send_raw(self, data: bytes) -> None:
+        """Write bytes that are already encoded (conformance tools send malformed frames on purpose)."""
+        if self._transport is None or self._transport.is_closing():
+            raise ConnectionClosed(f"connection to {self.peer[0]}:{self.peer[1]} is closed")
+        self._transport.write(data)
+
+    async def drain(self) -> None:
+        if self._can_write is not None:
+            await self._can_write.wait()
+
+    async def request(self, cmd: RemotingCommand, timeout: float = 3.0) -> RemotingCommand:
+        """Send a request and wait for its response (the opaque is assigned here)."""
+        opaque = next_opaque()
+        if cmd.opaque != opaque or cmd.flag & FLAG_ONEWAY:
+            cmd = cmd.replace(opaque=opaque, flag=cmd.flag & ~FLAG_ONEWAY)
+        fut: asyncio.Future[RemotingCommand] = asyncio.get_running_loop().create_future()
+        self._pending[opaque] = fut
+        try:
+            self.send(cmd)
+            return await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            raise RequestTimeout(
+                f"no answer to {cmd.code_name} from {self.peer[0]}:{self.peer[1]} within {timeout:g}s"
+            ) from None
+        finally:
+            self._pending.pop(opaque, None)
+
+    def oneway(self, cmd: RemotingCommand) -> None:
+        """Send a request that expects no response."""
+        self.send(cmd.replace(opaque=next_opaque(), flag=cmd.flag | FLAG_ONEWAY))
+
+    # ------------------------------------------------------------------ closing
+
+    def _abort(self, exc: Exception | None = None) -> None:
+        if self._transport is not None:
+            self._transport.abort()
+
+    def close(self) -> None:
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.close()
+
+    async def wait_closed(self) -> None:
+        await asyncio.shield(self.closed)
+
+    async def aclose(self) -> None:
+        self.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.wait_closed(), 2)
+
+    async def __aenter__(self) -> RemotingConnection:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def connect(host: str, port: int, *, timeout: float = 3.0, handler: Handler | None = None,
+                  name: str = "") -> RemotingConnection:
+    """Open a connection; failures raise :class:`ConnectError` (refused, unreachable, timed out)."""
+    loop = asyncio.get_running_loop()
+    try:
+        _, proto = await asyncio.wait_for(
+            loop.create_connection(lambda: RemotingConnection(handler, name=name), host, port), timeout)
+    except TimeoutError:
+        raise ConnectError(f"cannot connect to {host}:{port}: timed out after {timeout:g}s") from None
+    except OSError as exc:
+        raise ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
+    return proto
+
+
+class RemotingServer:
+    """A listening remoting server that tracks its connections and closes them when it closes."""
+
+    def __init__(self, handler: Handler, *, name: str = "",
+                 on_connect: Callable[[RemotingConnection], None] | None = None,
+                 on_close: Callable[[RemotingConnection], None] | None = None,
+                 max_total_length: int = MAX_TOTAL_LENGTH) -> None:
+        self.handler = handler
+        self.name = name
+        self.on_connect = on_connect
+        self.on_close = on_close
+        self.max_total_length = max_total_length
+        self.connections: set[RemotingConnection] = set()
+        self._server: asyncio.Server | None = None
+
+    def _factory(self) -> RemotingConnection:
+        server = self
+
+        class _Conn(RemotingConnection):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                super().connection_made(transport)
+                server.connections.add(self)
+                if server.on_connect is not None:
+                    server.on_connect(self)
+
+        def closed(conn: RemotingConnection) -> None:
+            self.connections.discard(conn)
+            if self.on_close is not None:
+                self.on_close(conn)
+
+        return _Conn(self.handler, name=self.name, on_close=closed,
+                     max_total_length=self.max_total_length)
+
+    async def start(self, host: str, port: int) -> RemotingServer:
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(self._factory, host, port, reuse_address=True)
+        return self
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None and self._server.sockets
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def sockets(self) -> tuple[Any, ...]:
+        return tuple(self._server.sockets) if self._server is not None else ()
+
+    async def close(self) -> None:
+        """Stop listening and close every connection."""
+        if self._server is not None:
+            self._server.close()
+        conns = list(self.connections)
+        for conn in conns:
+            conn.close()
+        for conn in conns:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.wait_closed(), 2)
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)
+
+    async def __aenter__(self) -> RemotingServer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+async def start_server(handler: Handler, host: str, port: int, *, name: str = "",
+                       on_connect: Callable[[RemotingConnection], None] | None = None,
+                       on_close: Callable[[RemotingConnection], None] | None = None,
+                       max_total_length: int = MAX_TOTAL_LENGTH) -> RemotingServer:
+    """Listen for remoting connections, each served by ``handler``."""
+    server = RemotingServer(handler, name=name, on_connect=on_connect, on_close=on_close,
+                            max_total_length=max_total_length)
+    return await server.start(host, port)
+
+
+def serialize_type_of(name: str) -> SerializeType:
+    """``"json"``/``"rocketmq"`` (any case) → :class:`SerializeType`."""
+    try:
+        return SerializeType[name.upper()]
+    except KeyError:
+        raise ValueError(f"unknown serialize type {name!r}: expected json or rocketmq") from None
