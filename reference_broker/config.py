@@ -1,0 +1,459 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""RocketMQ's own configuration files: ``broker.properties`` and ``namesrv.properties``.
+
+The files are ``java.util.Properties`` text (``key=value``, ``key: value`` or ``key value``;
+``#``/``!`` comments; ``\\`` line continuations and escapes). Java applies every key to its
+config beans by reflection and silently ignores the rest; we know every key a 4.9.8 server
+knows (:mod:`reference_broker.defaults`), warn about the others, and check the value of every
+known key against the type of its default so that a typo fails at start-up with ``file:line``.
+
+:class:`BrokerConfig` and :class:`NamesrvConfig` hold the whole key/value table (that is what
+GET_BROKER_CONFIG / GET_NAMESRV_CONFIG report and UPDATE_* change) and typed properties for the
+keys the reference servers act on.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from .defaults import BROKER_DEFAULTS, NAMESRV_DEFAULTS
+
+__all__ = [
+    "BrokerConfig",
+    "ConfigError",
+    "NamesrvConfig",
+    "format_properties",
+    "load_properties",
+    "parse_properties",
+]
+
+#: keys that older RocketMQ releases and many example files still spell the old way
+ALIASES = {
+    "mapedFileSizeCommitLog": "mappedFileSizeCommitLog",
+    "mapedFileSizeConsumeQueue": "mappedFileSizeConsumeQueue",
+}
+
+BROKER_ROLES = ("ASYNC_MASTER", "SYNC_MASTER", "SLAVE")
+FLUSH_TYPES = ("ASYNC_FLUSH", "SYNC_FLUSH")
+#: keys whose value must be one of a fixed set
+ENUMS = {"brokerRole": BROKER_ROLES, "flushDiskType": FLUSH_TYPES}
+
+#: keys of the reference name server beyond NamesrvConfig 4.9.8 (5.x has the first one)
+NAMESRV_EXTRA = {"scanNotActiveBrokerInterval": "10000", "brokerChannelExpiredTime": "120000"}
+
+_UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+class ConfigError(ValueError):
+    """A configuration file or value that cannot be used; the message says where."""
+
+
+# ----------------------------------------------------------------------------- properties text
+
+
+def parse_properties(text: str, source: str = "<string>") -> list[tuple[str, str, int]]:
+    """Parse ``java.util.Properties`` text into ``(key, value, line number)`` triples."""
+    out: list[tuple[str, str, int]] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        start = i + 1
+        line = lines[i].lstrip(" \t\f")
+        i += 1
+        if not line or line[0] in "#!":
+            continue
+        # join continuation lines: an odd number of trailing backslashes continues the line
+        while _continues(line) and i < len(lines):
+            line = line[:-1] + lines[i].lstrip(" \t\f")
+            i += 1
+        if _continues(line):
+            line = line[:-1]
+        key, value = _split(line)
+        try:
+            out.append((_unescape(key), _unescape(value), start))
+        except ValueError as exc:
+            raise ConfigError(f"{source}:{start}: {exc}") from None
+    return out
+
+
+def _continues(line: str) -> bool:
+    n = len(line) - len(line.rstrip("\\"))
+    return n % 2 == 1
+
+
+def _split(line: str) -> tuple[str, str]:
+    # the key ends at the first unescaped '=', ':' or white space; one '=' or ':' may follow
+    # after optional white space, and white space before the value is dropped (Properties.load)
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "=: \t\f":
+            break
+        i += 1
+    j = i
+    while j < n and line[j] in " \t\f":
+        j += 1
+    if j < n and line[j] in "=:":
+        j += 1
+    while j < n and line[j] in " \t\f":
+        j += 1
+    return line[:i], line[j:]
+
+
+def _unescape(s: str) -> str:
+    if "\\" not in s:
+        return s
+    out = []
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c != "\\":
+            out.append(c)
+            i += 1
+            continue
+        i += 1
+        if i >= len(s):
+            break
+        e = s[i]
+        if e == "u":
+            h = s[i + 1:i + 5]
+            if len(h) != 4 or any(ch not in "0123456789abcdefABCDEF" for ch in h):
+                raise ValueError(f"malformed \\u escape {s[i - 1:i + 5]!r}")
+            out.append(chr(int(h, 16)))
+            i += 5
+            continue
+        out.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(e, e))
+        i += 1
+    return "".join(out)
+
+
+def _escape(s: str, key: bool) -> str:
+    out = []
+    for n, c in enumerate(s):
+        if c == "\\":
+            out.append("\\\\")
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\r":
+            out.append("\\r")
+        elif c == "\t":
+            out.append("\\t")
+        elif c == " " and (key or n == 0):
+            out.append("\\ ")
+        elif key and c in "=:#!":
+            out.append("\\" + c)
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def format_properties(values: Mapping[str, str]) -> str:
+    """``key=value`` lines, as ``MixAll.properties2String`` writes them (one per line)."""
+    return "".join(f"{_escape(k, True)}={_escape(v, False)}\n" for k, v in values.items())
+
+
+def load_properties(path: str | Path) -> list[tuple[str, str, int]]:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{p}: is a directory, not a properties file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not UTF-8 text (byte offset {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: {exc.strerror}") from None
+    return parse_properties(text, str(p))
+
+
+# ----------------------------------------------------------------------------- typed tables
+
+
+def _kind(default: str) -> str:
+    if default in ("true", "false"):
+        return "bool"
+    if default.lstrip("-").isdigit():
+        return "int"
+    return "str"
+
+
+def _check(key: str, value: str, default: str | None, where: str) -> str:
+    if key in ENUMS:
+        if value not in ENUMS[key]:
+            raise ConfigError(f"{where}: {key}: expected one of {', '.join(ENUMS[key])}, got {value!r}")
+        return value
+    kind = _kind(default) if default else "str"
+    if kind == "int":
+        try:
+            int(value)
+        except ValueError:
+            raise ConfigError(f"{where}: {key}: expected an integer, got {value!r}") from None
+    elif kind == "bool":
+        low = value.strip().lower()
+        if low not in ("true", "false"):
+            raise ConfigError(f"{where}: {key}: expected true or false, got {value!r}")
+        value = low
+    return value.strip() if kind != "str" else value
+
+
+class _Config:
+    """A key/value table with defaults, checked overrides and the unknown keys seen."""
+
+    def __init__(self, defaults: Mapping[str, str], source: str) -> None:
+        self.DEFAULTS = defaults
+        self.values: dict[str, str] = dict(defaults)
+        self.source = source
+        #: one "file:line: unknown key" warning per key Java would ignore
+        self.unknown: list[str] = []
+
+    def _apply(self, items: Iterable[tuple[str, str, int]], source: str) -> None:
+        for key, value, line in items:
+            key = ALIASES.get(key, key)
+            where = f"{source}:{line}" if line else source
+            if key in self.DEFAULTS:
+                self.values[key] = _check(key, value, self.DEFAULTS[key], where)
+            else:
+                self.values[key] = value
+                self.unknown.append(f"{where}: unknown key {key!r} (kept, not used)")
+
+    def update(self, changes: Mapping[str, str], source: str = "update") -> None:
+        """Apply changes at run time (UPDATE_BROKER_CONFIG); raises ConfigError on a bad value."""
+        self._apply(((k, v, 0) for k, v in changes.items()), source)
+
+    def get(self, key: str) -> str:
+        return self.values.get(key, self.DEFAULTS.get(key, ""))
+
+    def int(self, key: str) -> int:
+        return int(self.get(key))
+
+    def bool(self, key: str) -> bool:
+        return self.get(key).strip().lower() == "true"
+
+    def as_properties(self) -> str:
+        return format_properties(dict(sorted(self.values.items())))
+
+
+def _local_host_name() -> str:
+    try:
+        return socket.gethostname() or "DEFAULT_BROKER"
+    except OSError:
+        return "DEFAULT_BROKER"
+
+
+def parse_delay_levels(text: str) -> list[int]:
+    """``"1s 5s 10s 30s 1m … 2h"`` → delays in milliseconds (``ScheduleMessageService.parseDelayLevel``)."""
+    out = []
+    for word in text.split():
+        unit = word[-1:]
+        if unit not in _UNIT_MS or not word[:-1].isdigit():
+            raise ConfigError(f"messageDelayLevel: bad level {word!r} (expected a number and s/m/h/d)")
+        out.append(int(word[:-1]) * _UNIT_MS[unit])
+    return out
+
+
+class BrokerConfig(_Config):
+    """A broker's configuration (every 4.9.8 key, typed views of the ones the broker uses)."""
+
+    def __init__(self, items: Iterable[tuple[str, str, int]] = (), source: str = "<defaults>",
+                 overrides: Mapping[str, str] | None = None) -> None:
+        super().__init__(BROKER_DEFAULTS, source)
+        self._apply(items, source)
+        if overrides:
+            self._apply(((k, v, 0) for k, v in overrides.items()), "command line")
+        self._fill_computed()
+        self.message_delay_levels  # noqa: B018 - validate at load time
+
+    @classmethod
+    def load(cls, path: str | Path, overrides: Mapping[str, str] | None = None) -> BrokerConfig:
+        return cls(load_properties(path), str(path), overrides)
+
+    def _fill_computed(self) -> None:
+        v = self.values
+        if not v.get("brokerName"):
+            v["brokerName"] = _local_host_name()
+        for ip in ("brokerIP1", "brokerIP2"):
+            if not v.get(ip):
+                v[ip] = "127.0.0.1"
+        if not v.get("storePathRootDir"):
+            v["storePathRootDir"] = str(Path.home() / "store")
+        if not v.get("storePathCommitLog"):
+            v["storePathCommitLog"] = str(Path(v["storePathRootDir"]) / "commitlog")
+        if not v.get("namesrvAddr"):
+            v["namesrvAddr"] = os.environ.get("NAMESRV_ADDR", "")
+        if not v.get("rocketmqHome"):
+            v["rocketmqHome"] = os.environ.get("ROCKETMQ_HOME", "")
+        if self.broker_role == "SLAVE" and self.broker_id == 0:
+            raise ConfigError(f"{self.source}: brokerRole=SLAVE needs brokerId > 0")
+
+    # typed views ------------------------------------------------------------------
+    @property
+    def cluster_name(self) -> str:
+        return self.get("brokerClusterName")
+
+    @property
+    def broker_name(self) -> str:
+        return self.get("brokerName")
+
+    @property
+    def broker_id(self) -> int:
+        return self.int("brokerId")
+
+    @property
+    def broker_role(self) -> str:
+        return self.get("brokerRole")
+
+    @property
+    def is_master(self) -> bool:
+        return self.broker_role != "SLAVE"
+
+    @property
+    def flush_disk_type(self) -> str:
+        return self.get("flushDiskType")
+
+    @property
+    def sync_flush(self) -> bool:
+        return self.flush_disk_type == "SYNC_FLUSH"
+
+    @property
+    def namesrv_addrs(self) -> list[str]:
+        return [a.strip() for a in self.get("namesrvAddr").split(";") if a.strip()]
+
+    @property
+    def listen_port(self) -> int:
+        return self.int("listenPort")
+
+    @property
+    def ha_listen_port(self) -> int:
+        return self.int("haListenPort")
+
+    @property
+    def broker_ip1(self) -> str:
+        return self.get("brokerIP1")
+
+    @property
+    def broker_addr(self) -> str:
+        return f"{self.broker_ip1}:{self.listen_port}"
+
+    @property
+    def ha_server_addr(self) -> str:
+        return f"{self.get('brokerIP2')}:{self.ha_listen_port}"
+
+    @property
+    def store_root(self) -> Path:
+        return Path(self.get("storePathRootDir"))
+
+    @property
+    def commitlog_dir(self) -> Path:
+        return Path(self.get("storePathCommitLog"))
+
+    @property
+    def mapped_file_size_commitlog(self) -> int:
+        return self.int("mappedFileSizeCommitLog")
+
+    @property
+    def mapped_file_size_consume_queue(self) -> int:
+        # ConsumeQueue files hold whole 20-byte units (MessageStoreConfig.getMappedFileSizeConsumeQueue)
+        size = self.int("mappedFileSizeConsumeQueue")
+        return (size + 19) // 20 * 20
+
+    @property
+    def auto_create_topic(self) -> bool:
+        return self.bool("autoCreateTopicEnable")
+
+    @property
+    def auto_create_subscription_group(self) -> bool:
+        return self.bool("autoCreateSubscriptionGroup")
+
+    @property
+    def default_topic_queue_nums(self) -> int:
+        return self.int("defaultTopicQueueNums")
+
+    @property
+    def max_message_size(self) -> int:
+        return self.int("maxMessageSize")
+
+    @property
+    def flush_interval_commitlog_ms(self) -> int:
+        return self.int("flushIntervalCommitLog")
+
+    @property
+    def sync_flush_timeout_ms(self) -> int:
+        return self.int("syncFlushTimeout")
+
+    @property
+    def file_reserved_hours(self) -> int:
+        return self.int("fileReservedTime")
+
+    @property
+    def delete_when(self) -> str:
+        return self.get("deleteWhen")
+
+    @property
+    def register_period_ms(self) -> int:
+        return self.int("registerNameServerPeriod")
+
+    @property
+    def message_delay_levels(self) -> list[int]:
+        return parse_delay_levels(self.get("messageDelayLevel"))
+
+    @property
+    def broker_permission(self) -> int:
+        return self.int("brokerPermission")
+
+    @property
+    def region_id(self) -> str:
+        return self.get("regionId")
+
+    @property
+    def trace_on(self) -> bool:
+        return self.bool("traceOn")
+
+
+class NamesrvConfig(_Config):
+    """A name server's configuration."""
+
+    def __init__(self, items: Iterable[tuple[str, str, int]] = (), source: str = "<defaults>",
+                 overrides: Mapping[str, str] | None = None) -> None:
+        defaults = {**NAMESRV_DEFAULTS, **NAMESRV_EXTRA}
+        super().__init__(defaults, source)
+        self._apply(items, source)
+        if overrides:
+            self._apply(((k, v, 0) for k, v in overrides.items()), "command line")
+        home = Path.home() / "namesrv"
+        if not self.values.get("kvConfigPath"):
+            self.values["kvConfigPath"] = str(home / "kvConfig.json")
+        if not self.values.get("configStorePath"):
+            self.values["configStorePath"] = str(home / "namesrv.properties")
+        if not self.values.get("rocketmqHome"):
+            self.values["rocketmqHome"] = os.environ.get("ROCKETMQ_HOME", "")
+
+    @classmethod
+    def load(cls, path: str | Path, overrides: Mapping[str, str] | None = None) -> NamesrvConfig:
+        return cls(load_properties(path), str(path), overrides)
+
+    @property
+    def listen_port(self) -> int:
+        return self.int("listenPort")
+
+    @property
+    def kv_config_path(self) -> Path:
+        return Path(self.get("kvConfigPath"))
+
+    @property
+    def scan_interval_ms(self) -> int:
+        return self.int("scanNotActiveBrokerInterval")
+
+    @property
+    def broker_expired_ms(self) -> int:
+        return self.int("brokerChannelExpiredTime")
+
+    @property
+    def order_message_enable(self) -> bool:
+        return self.bool("orderMessageEnable")
