@@ -29,7 +29,10 @@ app = typer.Typer(
 )
 
 #: (module under mqctl, attribute, command name, help). Registered in this order.
-SUBAPPS: list[tuple[str, str, str, str]] = []
+SUBAPPS: list[tuple[str, str, str, str]] = [
+    ("namesrv", "app", "namesrv", "Run a reference name server; query and configure name servers."),
+    ("broker", "app", "broker", "Run a reference broker; inspect and configure brokers."),
+]
 
 
 def _version(value: bool) -> None:

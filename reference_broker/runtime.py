@@ -1,0 +1,98 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Running a reference server in the foreground: logging, signals, exit codes.
+
+Both servers follow one shape: ``async with Server(config, host=..., port=...) as srv`` starts it
+(``srv.port`` is the bound port, so ``port=0`` gives an ephemeral one for tests) and leaving the
+block stops it cleanly. :func:`run_foreground` wraps that for ``mqctl namesrv start`` and
+``mqctl broker start``: SIGINT/SIGTERM stop the server and the process exits 0; a port in use
+or a server that fails to start exits 1 with one clear line; a bad configuration exits 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from .config import ConfigError
+
+__all__ = ["EXIT_BAD_CONFIG", "EXIT_FAILED", "Service", "ServiceError", "run_foreground", "setup_logging"]
+
+EXIT_FAILED = 1
+EXIT_BAD_CONFIG = 2
+
+log = logging.getLogger("reference_broker")
+
+
+class ServiceError(Exception):
+    """A server that cannot start (the message is shown to the operator as is)."""
+
+
+class Service(Protocol):
+    async def __aenter__(self) -> Any: ...
+
+    async def __aexit__(self, *exc: object) -> Any: ...
+
+
+def setup_logging(log_file: Path | None = None, verbose: int = 0) -> None:
+    """Log to stderr, and to ``log_file`` as well when given."""
+    level = logging.DEBUG if verbose > 1 else logging.INFO
+    fmt = logging.Formatter("%(asctime)s %(levelname)-5s %(name)s: %(message)s")
+    root = logging.getLogger()
+    root.setLevel(level)
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    err = logging.StreamHandler(sys.stderr)
+    err.setFormatter(fmt)
+    root.addHandler(err)
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        fh = logging.FileHandler(log_file, encoding="utf-8")
+        fh.setFormatter(fmt)
+        root.addHandler(fh)
+
+
+def _address_in_use(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL)
+
+
+def run_foreground(make: Callable[[], Service], what: str,
+                   on_started: Callable[[Any], None] | None = None) -> int:
+    """Run the service made by ``make`` until SIGINT/SIGTERM; return the process exit code."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        async with make() as srv:
+            if on_started is not None:
+                on_started(srv)
+            await stop.wait()
+            log.info("%s: shutting down", what)
+
+    try:
+        asyncio.run(main())
+    except ConfigError as exc:
+        log.error("%s: bad configuration: %s", what, exc)
+        return EXIT_BAD_CONFIG
+    except ServiceError as exc:
+        log.error("%s: %s", what, exc)
+        return EXIT_FAILED
+    except OSError as exc:
+        if _address_in_use(exc):
+            log.error("%s: cannot listen: %s", what, exc.strerror or exc)
+        else:
+            log.error("%s: %s", what, exc)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return 0
+    log.info("%s: stopped", what)
+    return 0
