@@ -1,0 +1,160 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""sysFlag bits, body compression and the body CRC.
+
+``MessageSysFlag`` (``common/.../sysflag/MessageSysFlag.java``, the same in 4.9.x and 5.x) packs
+into one int: bit 0 compressed, bit 1 multi-tags, bits 2–3 the transaction type, bit 4 an IPv6
+born host, bit 5 an IPv6 store host, bit 6 need-unwrap, bit 7 inner batch, and bits 8–10 the
+compression type (``CompressionType``: 1 LZ4, 2 ZSTD, 3 ZLIB; 0, from senders older than the
+field, means ZLIB).
+
+ZLIB bodies are ``java.util.zip`` Deflater/Inflater streams, that is zlib-wrapped deflate
+(``ZlibCompressor``); producers compress at level 5 once a body reaches
+``compressMsgBodyOverHowmuch`` (4096 bytes). LZ4 and ZSTD use the LZ4 and zstd frame formats; this
+package does not carry those codecs and reports such bodies as undecodable.
+
+The store's body CRC is ``UtilAll.crc32``: the CRC-32 of ``java.util.zip.CRC32`` with the top bit
+cleared.
+"""
+
+from __future__ import annotations
+
+import enum
+import zlib
+
+from ..errors import DecodeError, EncodeError
+
+__all__ = [
+    "COMPRESS_MSG_BODY_OVER_HOWMUCH",
+    "CompressionType",
+    "MessageSysFlag",
+    "TransactionType",
+    "body_crc",
+    "compress_body",
+    "compression_type",
+    "decompress_body",
+    "transaction_type",
+]
+
+#: ``DefaultMQProducer.compressMsgBodyOverHowmuch``: bodies of at least this size get compressed
+COMPRESS_MSG_BODY_OVER_HOWMUCH = 4096
+
+
+class MessageSysFlag(enum.IntFlag):
+    """The bits of a message's sysFlag (``MessageSysFlag``); unknown bits are kept."""
+
+    #: the body is compressed (the type is in bits 8–10)
+    COMPRESSED_FLAG = 0x1
+    #: the TAGS property holds several tags
+    MULTI_TAGS_FLAG = 0x1 << 1
+    #: transaction type bits: PREPARED
+    TRANSACTION_PREPARED_TYPE = 0x1 << 2
+    #: transaction type bits: COMMIT
+    TRANSACTION_COMMIT_TYPE = 0x2 << 2
+    #: transaction type bits: ROLLBACK (both bits)
+    TRANSACTION_ROLLBACK_TYPE = 0x3 << 2
+    #: the born host is a 16-byte IPv6 address
+    BORNHOST_V6_FLAG = 0x1 << 4
+    #: the store host is a 16-byte IPv6 address
+    STOREHOSTADDRESS_V6_FLAG = 0x1 << 5
+    #: the body is a batch to unwrap (5.x inner batch)
+    NEED_UNWRAP_FLAG = 0x1 << 6
+    #: the record is an inner batch (5.x)
+    INNER_BATCH_FLAG = 0x1 << 7
+    #: compression type LZ4 (bits 8–10 = 1)
+    COMPRESSION_LZ4_TYPE = 0x1 << 8
+    #: compression type ZSTD (bits 8–10 = 2)
+    COMPRESSION_ZSTD_TYPE = 0x2 << 8
+    #: compression type ZLIB (bits 8–10 = 3)
+    COMPRESSION_ZLIB_TYPE = 0x3 << 8
+    #: mask of the compression type bits
+    COMPRESSION_TYPE_COMPARATOR = 0x7 << 8
+
+
+class TransactionType(enum.IntEnum):
+    """``MessageSysFlag.getTransactionValue``: the value of bits 2–3."""
+
+    #: an ordinary message
+    TRANSACTION_NOT_TYPE = 0
+    #: a half (prepared) message; not dispatched to a consume queue
+    TRANSACTION_PREPARED_TYPE = 0x1 << 2
+    #: a committed transaction message
+    TRANSACTION_COMMIT_TYPE = 0x2 << 2
+    #: a rolled-back transaction message; not dispatched
+    TRANSACTION_ROLLBACK_TYPE = 0x3 << 2
+
+
+class CompressionType(enum.IntEnum):
+    """``CompressionType``: the value of sysFlag bits 8–10."""
+
+    #: LZ4 frame format
+    LZ4 = 1
+    #: zstd frame format
+    ZSTD = 2
+    #: zlib stream (java.util.zip)
+    ZLIB = 3
+
+
+def transaction_type(sys_flag: int) -> TransactionType:
+    """Bits 2–3 of ``sys_flag``."""
+    return TransactionType(sys_flag & MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
+
+
+def compression_type(sys_flag: int) -> CompressionType | int:
+    """Bits 8–10 of ``sys_flag``; 0 reads as ZLIB (``CompressionType.findByValue``), and an
+    undefined value (4–7) comes back as the plain int."""
+    v = (sys_flag & MessageSysFlag.COMPRESSION_TYPE_COMPARATOR) >> 8
+    if v == 0:
+        return CompressionType.ZLIB
+    try:
+        return CompressionType(v)
+    except ValueError:
+        return v
+
+
+def body_crc(body: bytes | bytearray | memoryview) -> int:
+    """``UtilAll.crc32``: CRC-32 of the body with bit 31 cleared."""
+    return zlib.crc32(body) & 0x7FFFFFFF
+
+
+def compress_body(body: bytes, level: int = 5,
+                  compression: CompressionType = CompressionType.ZLIB) -> tuple[bytes, int]:
+    """Compress a body as the Java producer does; returns the bytes and the sysFlag bits to OR in
+    (``COMPRESSED_FLAG`` plus the type bits, 0x301 for ZLIB)."""
+    if compression is not CompressionType.ZLIB:
+        raise EncodeError(f"compression {compression.name} is not available here; use ZLIB",
+                          field="sysFlag")
+    return (zlib.compress(bytes(body), level),
+            MessageSysFlag.COMPRESSED_FLAG | MessageSysFlag.COMPRESSION_ZLIB_TYPE)
+
+
+def decompress_body(body: bytes | bytearray | memoryview, sys_flag: int, *,
+                    max_size: int | None = None, offset: int = 0) -> bytes:
+    """The body as the application sees it: inflated when ``sys_flag`` has COMPRESSED_FLAG.
+
+    Mirrors ``MessageDecoder.decode`` with ``deCompressBody``: the compression type comes from
+    bits 8–10. A ZLIB stream that is corrupt, truncated, or inflates past ``max_size`` raises
+    :class:`wire.DecodeError` (``offset`` is where the body starts, for the error). Bytes after
+    the end of the stream are ignored, as ``InflaterInputStream`` ignores them. LZ4 and ZSTD
+    bodies raise :class:`wire.DecodeError` too (no codec here).
+    """
+    if not sys_flag & MessageSysFlag.COMPRESSED_FLAG:
+        return bytes(body)
+    kind = compression_type(sys_flag)
+    if kind is not CompressionType.ZLIB:
+        name = kind.name if isinstance(kind, CompressionType) else str(kind)
+        raise DecodeError(f"body compression {name} is not supported", offset=offset, field="body",
+                          expected="ZLIB", found=name)
+    d = zlib.decompressobj()
+    try:
+        out = d.decompress(bytes(body), max_size or 0)
+    except zlib.error as exc:
+        raise DecodeError(f"compressed body does not inflate: {exc}", offset=offset, field="body",
+                          expected="a zlib stream", found=bytes(body[:4]).hex()) from None
+    if not d.eof and max_size is not None and len(out) >= max_size:
+        raise DecodeError(f"compressed body inflates past {max_size} bytes", offset=offset,
+                          field="body", expected=f"<= {max_size}", found="more")
+    if not d.eof:
+        # mirrors InflaterInputStream: "Unexpected end of ZLIB input stream"
+        raise DecodeError("compressed body ends before its zlib stream does", offset=offset + len(body),
+                          field="body", expected="the end of the zlib stream", found=len(body))
+    return out
