@@ -16,17 +16,23 @@ Python values, except that a bare numeric key becomes an ``int`` and an object o
 a key becomes a hashable :class:`FrozenObject` / ``tuple``. Malformed input raises
 :class:`wire.DecodeError` with the byte offset of the problem.
 
-:func:`dumps` writes either fastjson's default form (``standard=False``: int keys bare, object
-keys inline) or standard JSON (``standard=True``: every key quoted, as RocketMQ's
-``BrowserCompatible``/``QuoteFieldNames`` encoding does; ``ascii_only`` also escapes non-ASCII).
-Like fastjson it leaves out ``None`` members of objects and writes no whitespace. Property order
-is the dict's order: typed encoders build dicts with sorted keys, as fastjson's ``SortField`` does.
+:func:`dumps` writes either fastjson's default form (``standard=False``, RocketMQ's plain
+``encode()``: int keys bare, object keys inline, map entries in the given order) or the form the
+name server uses for routes when the client asks for standard JSON (``standard=True``:
+``BrowserCompatible, QuoteFieldNames, SkipTransientField, MapSortField``: every key quoted, an
+object key written as a string holding its JSON text, map keys sorted, non-ASCII and '/' escaped,
+longs beyond +/-(2^53 - 1) written as strings). Like fastjson it leaves out ``None`` members of
+objects, writes no whitespace, escapes strings as ``SerializeWriter`` does (control characters,
+U+007F..U+009F, U+2028 and U+2029 always) and writes floats in Java's ``Double.toString`` layout
+("0.4", "1.0E7"). Property order is the dict's order: typed encoders build dicts with sorted
+keys, as fastjson's ``SortField`` does.
 Sources: ``RemotingSerializable.java`` (4.9.x common/.../protocol, 5.x remoting/.../protocol).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
@@ -34,7 +40,15 @@ from typing import Any
 
 from .errors import DecodeError, EncodeError
 
-__all__ = ["FrozenObject", "dumps", "loads"]
+__all__ = [
+    "MAX_BROWSER_SAFE_LONG",
+    "FrozenObject",
+    "dumps",
+    "java_double",
+    "java_string_order",
+    "loads",
+    "quote",
+]
 
 
 class FrozenObject(Mapping[Any, Any]):
@@ -97,7 +111,7 @@ def loads(data: bytes | bytearray | memoryview | str, *, what: str = "json") -> 
             raise DecodeError(f"{what}: invalid UTF-8", offset=exc.start, field=what,
                               expected="UTF-8 text", found=raw[exc.start:exc.start + 4].hex()) from None
     try:
-        return json.loads(text, parse_float=Decimal)
+        return json.loads(text, parse_float=Decimal, parse_constant=_no_constant)
     except (ValueError, RecursionError):
         pass
     try:
@@ -108,6 +122,15 @@ def loads(data: bytes | bytearray | memoryview | str, *, what: str = "json") -> 
         raise
     except RecursionError:
         raise DecodeError(f"{what}: nesting too deep", offset=0, field=what) from None
+
+
+def _no_constant(name: str) -> Any:
+    # Python's json accepts NaN and Infinity; fastjson never writes them (it writes null).
+    raise ValueError(f"{name} is not JSON")
+
+
+def _number(t: str) -> int | Decimal:
+    return Decimal(t) if ("." in t or "e" in t or "E" in t) else int(t)
 
 
 class _Parser:
@@ -150,9 +173,12 @@ class _Parser:
             return self.string()
         m = _NUMBER.match(self.s, self.i)
         if m:
+            try:
+                number = _number(m.group())
+            except ValueError:  # more digits than int() accepts
+                raise self.fail("a number of reasonable length") from None
             self.i = m.end()
-            t = m.group()
-            return Decimal(t) if ("." in t or "e" in t or "E" in t) else int(t)
+            return number
         m = _IDENT.match(self.s, self.i)
         if m:
             word = m.group()
@@ -174,9 +200,12 @@ class _Parser:
             return tuple(_freeze(v) for v in self.arr())
         m = _NUMBER.match(self.s, self.i)
         if m:
+            try:
+                number = _number(m.group())
+            except ValueError:  # more digits than int() accepts
+                raise self.fail("a number of reasonable length") from None
             self.i = m.end()
-            t = m.group()
-            return Decimal(t) if ("." in t or "e" in t or "E" in t) else int(t)
+            return number
         m = _IDENT.match(self.s, self.i)
         if m:
             self.i = m.end()
@@ -270,19 +299,85 @@ class _Parser:
 
 # --------------------------------------------------------------------------- writing
 
+# String escaping, as SerializeWriter.writeStringWithDoubleQuote does it (fastjson 1.2.69 and 1.2.83).
+# Default features: control characters, '"' and '\' are escaped (\b \t \n \f \r short, the rest as
+# \u00XX with upper-case hex), and so are DEL..U+009F and U+2028/U+2029; '/' and all other
+# characters are written as they are (the caller encodes the text as UTF-8).
+_ESCAPE_DEFAULT: dict[int, str] = {
+    c: f"\\u{c:04X}" for c in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029)
+}
+_ESCAPE_DEFAULT.update({0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r", 0x22: '\\"',
+                        0x5C: "\\\\"})
+# BrowserCompatible: '"', '/' and '\' get a backslash, \b \f \n \r \t are short, every other char
+# below 0x20 and every UTF-16 unit from 0x7F up is written as \uXXXX (upper-case hex).
+_ESCAPE_BROWSER: dict[int, str] = {c: f"\\u{c:04X}" for c in (*range(0x20), 0x7F)}
+_ESCAPE_BROWSER.update({0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r", 0x22: '\\"',
+                        0x2F: "\\/", 0x5C: "\\\\"})
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
-def dumps(value: Any, *, standard: bool = False, ascii_only: bool = False) -> str:
-    """Write ``value`` compactly as fastjson does (see the module docstring)."""
+#: BrowserCompatible writes a long outside this range as a string (SerializeWriter.writeLong).
+MAX_BROWSER_SAFE_LONG = 9007199254740991
+
+
+def _utf16_escapes(m: re.Match[str]) -> str:
+    units = m.group().encode("utf-16-be", "surrogatepass")
+    return "".join(f"\\u{units[i]:02X}{units[i + 1]:02X}" for i in range(0, len(units), 2))
+
+
+def quote(s: str, *, browser: bool = False) -> str:
+    """``s`` as a JSON string literal, escaped exactly as fastjson escapes it."""
+    if browser:
+        out = s.translate(_ESCAPE_BROWSER)
+        if not out.isascii():
+            out = _NON_ASCII.sub(_utf16_escapes, out)
+        return f'"{out}"'
+    return f'"{s.translate(_ESCAPE_DEFAULT)}"'
+
+
+def java_double(v: float) -> str:
+    """``v`` as fastjson writes a double: Java ``Double.toString`` layout of the shortest digits.
+
+    Values in [1e-3, 1e7) are written in plain notation with at least one fractional digit
+    ("0.4", "100.0"); others as ``d.dddE[-]n`` ("1.0E7", "1.5E-4") (fastjson's RyuDouble).
+    """
+    if v != v or v in (math.inf, -math.inf):
+        raise EncodeError(f"JSON cannot carry the double {v!r}")
+    if v == 0:
+        return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
+    sign, digits, exp = Decimal(repr(v)).normalize().as_tuple()
+    assert isinstance(exp, int)
+    text = "".join(map(str, digits))
+    point = len(text) + exp  # position of the decimal point from the first digit
+    sci = point - 1
+    if -3 <= sci < 7:
+        if point <= 0:
+            body = "0." + "0" * -point + text
+        elif point >= len(text):
+            body = text + "0" * (point - len(text)) + ".0"
+        else:
+            body = text[:point] + "." + text[point:]
+    else:
+        body = f"{text[0]}.{text[1:] or '0'}E{sci}"
+    return ("-" if sign else "") + body
+
+
+def java_string_order(s: str) -> bytes:
+    """Sort key giving Java's ``String.compareTo`` order (UTF-16 code units)."""
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def dumps(value: Any, *, standard: bool = False) -> str:
+    """Write ``value`` compactly as fastjson does (see the module docstring).
+
+    ``standard=False`` is RocketMQ's plain ``encode()``; ``standard=True`` is the
+    ``BrowserCompatible, QuoteFieldNames, SkipTransientField, MapSortField`` encoding.
+    """
     out: list[str] = []
-    _write(value, out, standard, ascii_only)
+    _write(value, out, standard)
     return "".join(out)
 
 
-def _string(s: str, ascii_only: bool) -> str:
-    return json.dumps(s, ensure_ascii=ascii_only)
-
-
-def _write(v: Any, out: list[str], std: bool, asc: bool) -> None:
+def _write(v: Any, out: list[str], std: bool) -> None:
     if v is None:
         out.append("null")
     elif v is True:
@@ -290,38 +385,37 @@ def _write(v: Any, out: list[str], std: bool, asc: bool) -> None:
     elif v is False:
         out.append("false")
     elif isinstance(v, str):
-        out.append(_string(v, asc))
+        out.append(quote(v, browser=std))
     elif isinstance(v, int):
-        # BrowserCompatible writes longs outside the doubles' exact range as strings.
-        if std and asc and not -(2**53) <= v <= 2**53:
-            out.append(f'"{v}"')
+        if std and not -MAX_BROWSER_SAFE_LONG <= v <= MAX_BROWSER_SAFE_LONG:
+            out.append(f'"{int(v)}"')
         else:
             out.append(str(int(v)))
     elif isinstance(v, Decimal):
+        if not v.is_finite():
+            raise EncodeError(f"JSON cannot carry the number {v}")
         out.append(str(v))
     elif isinstance(v, float):
-        if v != v or v in (float("inf"), float("-inf")):
-            raise EncodeError(f"JSON cannot carry the float {v!r}")
-        out.append(repr(v))
+        out.append(java_double(v))
     elif isinstance(v, Mapping):
         out.append("{")
         first = True
-        for k, item in v.items():
-            if item is None:
+        for k, item in (_map_sorted(v) if std else v.items()):
+            if item is None:  # MapSerializer skips null values (no WriteMapNullValue)
                 continue
             if not first:
                 out.append(",")
             first = False
-            _key(k, out, std, asc)
+            _key(k, out, std)
             out.append(":")
-            _write(item, out, std, asc)
+            _write(item, out, std)
         out.append("}")
     elif isinstance(v, (list, tuple, set, frozenset)):
         out.append("[")
         for n, item in enumerate(v):
             if n:
                 out.append(",")
-            _write(item, out, std, asc)
+            _write(item, out, std)
         out.append("]")
     elif isinstance(v, (bytes, bytearray)):
         # fastjson writes byte[] as base64; RocketMQ bodies never do, so refuse clearly.
@@ -330,16 +424,30 @@ def _write(v: Any, out: list[str], std: bool, asc: bool) -> None:
         raise EncodeError(f"cannot write {type(v).__name__} as JSON")
 
 
-def _key(k: Any, out: list[str], std: bool, asc: bool) -> None:
+def _map_sorted(m: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
+    # MapSortField copies a map into a TreeMap (natural key order) unless it is already sorted or
+    # linked; keys that are not mutually comparable make the copy fail and the order stay as is.
+    items = list(m.items())
+    keys = [k for k, _ in items]
+    if all(isinstance(k, str) for k in keys):
+        return sorted(items, key=lambda kv: java_string_order(kv[0]))
+    if all(isinstance(k, (int, Decimal)) and not isinstance(k, bool) for k in keys):
+        return sorted(items, key=lambda kv: kv[0])
+    return items
+
+
+def _key(k: Any, out: list[str], std: bool) -> None:
     if isinstance(k, str):
-        out.append(_string(k, asc))
+        out.append(quote(k, browser=std))
     elif isinstance(k, bool) or k is None:
         out.append(f'"{_plain(k)}"' if std else _plain(k))
     elif isinstance(k, (int, Decimal)):
         out.append(f'"{k}"' if std else str(k))
     elif isinstance(k, (Mapping, tuple)):
-        text = dumps(dict(k) if isinstance(k, Mapping) else list(k), standard=std, ascii_only=asc)
-        out.append(_string(text, asc) if std else text)
+        # A key that is an object: fastjson writes it inline, or (BrowserCompatible and friends) as
+        # a string holding its default-form JSON text (MapSerializer, JSON.toJSONString(key)).
+        text = dumps(dict(k) if isinstance(k, Mapping) else list(k))
+        out.append(quote(text, browser=True) if std else text)
     else:
         raise EncodeError(f"cannot write a {type(k).__name__} as a JSON key")
 
