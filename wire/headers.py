@@ -55,9 +55,11 @@ class because a silently-null field would break the typing (a ``@CFNotNull`` att
 two places where Java skips the ``@CFNotNull`` check (``FastCodesHeader.getAndCheckNotNull`` only
 logs; a command with no ``extFields`` at all is not checked).
 
-Non-canonical spellings Java accepts (``"+5"``, ``"007"``, ``"TRUE"``, ``"yes"`` for false) are
-normalised to what Java reads, so they re-encode as ``"5"``, ``"7"``, ``"true"``, ``"false"``. Every
-peer we have captures of writes canonical text, for which the round trip is exact.
+Spellings Java reads but does not write (``"+5"``, ``"007"``, ``"TRUE"``, and ``"0"`` or ``"yes"``
+for false: the C++ client sends ``unitMode`` and ``batch`` as ``"0"``) parse to the value Java
+sees. A decoded header remembers such text and ``to_ext()`` writes it back, so
+``from_ext(x).to_ext() == x`` for every ``x`` that decodes; the text does not take part in
+equality, and a header built or changed (``replace``) in Python writes canonical text.
 
 Versions
 --------
@@ -304,6 +306,9 @@ class CustomHeader:
 
     #: ext keys this class does not declare, kept as they came
     extra: Mapping[str, str] = field(default_factory=dict, hash=False)
+    #: for a decoded header: the wire text of values that Java reads as the parsed value but that
+    #: are not in canonical form (the C++ client's "0" for a false boolean); to_ext() writes it back
+    _text: Mapping[str, str] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         cls = type(self)
@@ -332,6 +337,7 @@ class CustomHeader:
         numbers, see the module notes). Raises only :class:`wire.DecodeError`."""
         specs = header_fields(cls)
         obj = object.__new__(cls)
+        text: dict[str, str] = {}
         for spec in specs:
             raw = ext.get(spec.key)
             if raw is None:
@@ -344,7 +350,10 @@ class CustomHeader:
             if not isinstance(raw, str):
                 raise DecodeError(f"{cls.__name__}.{spec.key}: ext value {raw!r} is not a string",
                                   field=f"extFields.{spec.key}", expected="str", found=raw)
-            object.__setattr__(obj, spec.name, _parse(cls, spec, raw))
+            value = _parse(cls, spec, raw)
+            if spec.java_type is not _S and _format(value) != raw:
+                text[spec.key] = raw
+            object.__setattr__(obj, spec.name, value)
         known = _known_keys(cls)
         extra: dict[str, str] = {}
         for k, v in ext.items():
@@ -355,15 +364,18 @@ class CustomHeader:
                                   field=f"extFields.{k}", expected="str", found=v)
             extra[k] = v
         object.__setattr__(obj, "extra", extra)
+        object.__setattr__(obj, "_text", text)
         return obj
 
     def to_ext(self) -> dict[str, str]:
         """The ``extFields`` Java would send for this header, declared keys first."""
         out: dict[str, str] = {}
+        text = self._text
         for spec in header_fields(type(self)):
             value = getattr(self, spec.name)
             if value is not None:
-                out[spec.key] = _format(value)
+                raw = text.get(spec.key)
+                out[spec.key] = _format(value) if raw is None else raw
         out.update(self.extra)
         return out
 
