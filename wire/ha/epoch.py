@@ -151,7 +151,8 @@ def epoch_ranges(entries: Sequence[EpochEntry], last_end: int | None = None) -> 
     each entry in list order ends where the next begins; the highest epoch ends at ``LONG_MAX``, or
     at ``last_end`` when it is given and not below its start (``setLastEpochEntryEndOffset``).
     """
-    ends = [e.start_offset for e in entries[1:]] + [LONG_MAX]
+    entries = list(entries)
+    ends = [e.start_offset for e in entries[1:]] + [LONG_MAX] if entries else []
     by_epoch: dict[int, list[int]] = {}
     for e, end in zip(entries, ends, strict=True):
         by_epoch[e.epoch] = [e.start_offset, end]

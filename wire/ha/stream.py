@@ -412,43 +412,49 @@ def detect_ha_protocol(client_bytes: bytes | None = None, server_bytes: bytes | 
     """Guess the HA protocol variant from the first bytes of a connection.
 
     ``client_bytes`` are from the side that connected (the slave), ``server_bytes`` from the HA
-    listener (the master); either may be missing or cut anywhere.
+    listener (the master); either may be missing or cut anywhere. None means "cannot tell (yet)".
 
-    Rules: each variant decodes each given direction with the strict decoders above. A variant is out
-    when a direction does not decode, or when the frames break what a Java peer does within one
-    connection: transfers that do not follow on from each other, slave offsets that go down, an empty
-    5.0.0/5.1.0 handshake address. A variant is in when it is not out and decoded at least one whole
-    frame. If one variant is in, it is the answer. If several are, ``prefer`` wins when it is among
-    them; else, when all are AutoSwitch, the newest of them; else None.
+    Rules. Each variant decodes each given direction with the strict decoders above. A variant is
+    *out* when a direction does not decode, or when its frames break what a Java peer does within one
+    connection: transfers that do not follow on from each other, slave offsets that go down, an
+    empty 5.0.0/5.1.0 handshake address. The variants that are not out are *alive*; those that also
+    decoded at least one whole frame are *in*.
+
+    * No variant in: None.
+    * Both 4.x and AutoSwitch alive: None (the bytes so far fit both; a 4.x report of 2**32 looks
+      like the first 8 bytes of an AutoSwitch handshake).
+    * Only 4.x alive: V4.
+    * Only AutoSwitch alive: the one alive variant; with several, ``prefer`` when it is among them,
+      else the newest of them.
 
     Limits: AutoSwitch TRANSFER frames are the same in every 5.x version, so a stream seen only after
     its handshake shows the family but not the version (pass ``prefer``, e.g. from
     :func:`autoswitch_protocol_for_version` and the broker's remoting ``version``). 5.1.0 and 5.1.1
-    differ only in the slave's handshake; 5.0.0 and 5.1.0 only in the master's handshake reply. A 4.x
-    offset between 4 GiB and 12 GiB starts with the same word as an AutoSwitch state, so a single
-    4.x frame there can pass for AutoSwitch; two frames or both directions settle it.
+    differ only in the slave's handshake; 5.0.0 and 5.1.0 only in the master's handshake reply, so
+    one direction alone may not tell them apart. A 4.x offset between 4 GiB and 12 GiB starts with
+    the same word as an AutoSwitch state, so a short 4.x prefix there gives None until more frames
+    (or the other direction) settle it.
     """
-    inputs = [(d, b) for d, b in ((HADirection.SLAVE_TO_MASTER, client_bytes),
-                                  (HADirection.MASTER_TO_SLAVE, server_bytes)) if b]
-    if not inputs:
-        return None
-    candidates: list[HAProtocol] = []
+    inputs = [(d, bytes(b)) for d, b in ((HADirection.SLAVE_TO_MASTER, client_bytes),
+                                         (HADirection.MASTER_TO_SLAVE, server_bytes)) if b]
+    alive: list[HAProtocol] = []
+    whole = 0
     for protocol in HAProtocol:
         seen = 0
         for direction, data in inputs:
-            frames = _frames_or_none(bytes(data), protocol, direction)
+            frames = _frames_or_none(data, protocol, direction)
             if frames is None or not _plausible(frames):
                 break
             seen += len(frames)
         else:
-            if seen:
-                candidates.append(protocol)
-    if len(candidates) == 1:
-        return candidates[0]
-    if not candidates:
+            alive.append(protocol)
+            whole += seen > 0
+    if not whole or not alive:
         return None
-    if prefer is not None and HAProtocol(prefer) in candidates:
+    if HAProtocol.V4 in alive:
+        return HAProtocol.V4 if len(alive) == 1 else None
+    if len(alive) == 1:
+        return alive[0]
+    if prefer is not None and HAProtocol(prefer) in alive:
         return HAProtocol(prefer)
-    if all(p.is_autoswitch for p in candidates):
-        return max(candidates, key=_AUTOSWITCH.index)
-    return None
+    return max(alive, key=_AUTOSWITCH.index)
