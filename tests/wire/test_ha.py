@@ -617,7 +617,7 @@ def test_epoch_file_text_gives_entries_or_decode_error(text: str) -> None:
     try:
         got = decode_epoch_file(text)
     except DecodeError as err:
-        assert err.field in ("count", "crc32", "epoch", "startOffset")
+        assert err.field in ("count", "crc32", "epoch", "start_offset", "file")
         return
     assert all(isinstance(e, EpochEntry) for e in got)
 

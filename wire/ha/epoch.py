@@ -132,7 +132,7 @@ def decode_epoch_file(data: bytes | str, *, line_separator: str = "\n") -> tuple
         if len(parts) != 2:
             continue
         epoch = _java_int(parts[0], _INT32, offset, "epoch")
-        start = _java_int(parts[1], _INT64, offset + len(parts[0]) + 1, "startOffset")
+        start = _java_int(parts[1], _INT64, offset + len(parts[0]) + 1, "start_offset")
         entries.append(EpochEntry(epoch, start))
     if len(entries) != count:
         raise DecodeError(f"epoch file: the count line says {count} entries, found {len(entries)}",

@@ -560,6 +560,8 @@ def _int32_at(data: bytes, pos: int) -> int:
 def check_state(found: int, allowed: Sequence[HAConnectionState], offset: int, *,
                 frame_index: int | None = None, what: str = "frame") -> HAConnectionState:
     """The state word of an AutoSwitch frame, or a DecodeError when it is not one ``allowed``."""
+    # mirrors HAServerReader (HAConnectionState.values()[state], only HANDSHAKE and TRANSFER handled)
+    # and HAClientReader (the master's state must equal the slave's, or the slave drops the stream)
     if found in allowed:
         return HAConnectionState(found)
     names = " or ".join(f"{int(s)} ({s.name})" for s in allowed)
@@ -574,34 +576,40 @@ def check_state(found: int, allowed: Sequence[HAConnectionState], offset: int, *
 def check_body_size(size: int, limit: int, offset: int, *, frame_index: int | None = None,
                     what: str = "transfer") -> None:
     """Reject a body size no Java peer can send: negative, or above ``limit``."""
+    # mirrors HAClient.dispatchReadRequest / AutoSwitchHAClient.HAClientReader: a frame is handled
+    # only once header and body sit in the 4 MiB read buffer together
     if size < 0:
-        raise DecodeError(f"{what}: negative body size {size}", offset=offset, field="bodySize",
+        raise DecodeError(f"{what}: negative body size {size}", offset=offset, field="body_size",
                           expected=f"0..{limit}", found=size, frame_index=frame_index)
     if size > limit:
-        raise DecodeError(f"{what}: body size {size} exceeds {limit}", offset=offset, field="bodySize",
+        raise DecodeError(f"{what}: body size {size} exceeds {limit}", offset=offset, field="body_size",
                           expected=f"0..{limit}", found=size, frame_index=frame_index)
 
 
 def check_reply_body_size(size: int, offset: int, *, frame_index: int | None = None) -> None:
     """A handshake reply body is whole 12-byte epoch entries, at most MAX_EPOCH_ENTRIES of them."""
+    # mirrors buildHandshakeBuffer: bodySize = entries * EPOCH_ENTRY_SIZE, in a buffer of 1000 entries
     limit = MAX_EPOCH_ENTRIES * EPOCH_ENTRY_SIZE
     check_body_size(size, limit, offset, frame_index=frame_index, what="handshake reply")
     if size % EPOCH_ENTRY_SIZE:
         raise DecodeError(f"handshake reply: body size {size} is not a multiple of {EPOCH_ENTRY_SIZE}",
-                          offset=offset, field="bodySize", expected=f"a multiple of {EPOCH_ENTRY_SIZE}",
+                          offset=offset, field="body_size", expected=f"a multiple of {EPOCH_ENTRY_SIZE}",
                           found=size, frame_index=frame_index)
 
 
 def check_address_length(size: int, offset: int, *, frame_index: int | None = None) -> None:
     """The 5.0.0/5.1.0 slave address: 0..50 bytes (the Java slave's buffer holds no more)."""
+    # mirrors sendHandshakeHeader: the address follows 12 header bytes in a HANDSHAKE_SIZE (62) buffer;
+    # the master's new byte[addressLength] fails on a negative length
     if not 0 <= size <= MAX_HANDSHAKE_ADDRESS_LENGTH:
         raise DecodeError(f"slave handshake: address length {size} outside 0..{MAX_HANDSHAKE_ADDRESS_LENGTH}",
-                          offset=offset, field="addressLength",
+                          offset=offset, field="address_length",
                           expected=f"0..{MAX_HANDSHAKE_ADDRESS_LENGTH}", found=size,
                           frame_index=frame_index)
 
 
 def _check_flags(data: bytes) -> None:
+    # mirrors sendHandshakeHeader: each flag is written as (short) 1 or (short) 0
     for pos, name in ((4, "sync_from_last_file"), (6, "async_learner")):
         v = int(struct.unpack_from(">h", data, pos)[0])
         if v not in (0, 1):
@@ -677,7 +685,7 @@ def decode_slave_handshake(data: bytes, protocol: HAProtocol) -> SlaveHandshake:
         check_address_length(n, 8)
         _need_exactly(data, 12 + n, "slave handshake")
         try:
-            data[12:].decode("utf-8")
+            bytes(data[12:]).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DecodeError(f"slave handshake: the address is not UTF-8 ({exc.reason})",
                               offset=12 + exc.start, field="address", expected="UTF-8 text",

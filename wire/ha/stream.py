@@ -376,6 +376,10 @@ def autoswitch_protocol_for_version(version: int) -> HAProtocol | None:
     return HAProtocol.AUTOSWITCH_5_1_1
 
 
+# The detector looks at no more than this much of each direction; the first frames decide.
+_DETECT_LIMIT = 256 * 1024
+
+
 def _frames_or_none(data: bytes, protocol: HAProtocol, direction: HADirection) -> list[HAFrame] | None:
     dec = ha_stream_decoder(protocol, direction)
     dec.feed(data)
@@ -412,7 +416,8 @@ def detect_ha_protocol(client_bytes: bytes | None = None, server_bytes: bytes | 
     """Guess the HA protocol variant from the first bytes of a connection.
 
     ``client_bytes`` are from the side that connected (the slave), ``server_bytes`` from the HA
-    listener (the master); either may be missing or cut anywhere. None means "cannot tell (yet)".
+    listener (the master); either may be missing or cut anywhere, and only the first 256 KiB of each
+    is looked at. None means "cannot tell (yet)".
 
     Rules. Each variant decodes each given direction with the strict decoders above. A variant is
     *out* when a direction does not decode, or when its frames break what a Java peer does within one
@@ -435,8 +440,8 @@ def detect_ha_protocol(client_bytes: bytes | None = None, server_bytes: bytes | 
     the same word as an AutoSwitch state, so a short 4.x prefix there gives None until more frames
     (or the other direction) settle it.
     """
-    inputs = [(d, bytes(b)) for d, b in ((HADirection.SLAVE_TO_MASTER, client_bytes),
-                                         (HADirection.MASTER_TO_SLAVE, server_bytes)) if b]
+    inputs = [(d, bytes(b[:_DETECT_LIMIT])) for d, b in ((HADirection.SLAVE_TO_MASTER, client_bytes),
+                                                         (HADirection.MASTER_TO_SLAVE, server_bytes)) if b]
     alive: list[HAProtocol] = []
     whole = 0
     for protocol in HAProtocol:
