@@ -1,0 +1,146 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The one ingest module that imports scapy: pcapng reading and live recording.
+
+scapy is used only to read and write packets here; dissection, reassembly and decoding are
+ours. :func:`pcapng_records` drives scapy's ``RawPcapNgReader`` block by block with a record
+size limit far above the 65,535-byte default, so long loopback segments come back whole, and
+turns scapy's quiet handling of damage (a log line and an end of iteration) into a
+:class:`~wire.capture.records.CaptureFileError` with the block's byte offset. :func:`record_live`
+captures loopback traffic with ``AsyncSniffer`` and writes it with ``PcapWriter``.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import time
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .records import MAX_RECORD_LENGTH, CaptureFileError, CountingReader, Record
+
+__all__ = ["pcapng_records", "record_live"]
+
+
+class _Collect(logging.Filter):
+    """Swallows scapy's runtime log lines while a file is read, keeping them for the error message."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.messages.append(record.getMessage())
+        return False
+
+
+def pcapng_records(reader: CountingReader, path: str, magic: bytes,
+                   on_progress: Callable[[int], None] | None = None) -> Iterator[Record]:
+    """Records of a pcapng file whose 4-byte magic has already been read from ``reader``."""
+    from scapy.error import Scapy_Exception
+    from scapy.utils import RawPcapNgReader
+
+    log = logging.getLogger("scapy.runtime")
+    collect = _Collect()
+    log.addFilter(collect)
+    try:
+        # The metaclass of scapy's readers opens files by name; this is what it does after
+        # reading the magic itself, done on our already-open stream.
+        ng: Any = object.__new__(RawPcapNgReader)
+        try:
+            ng.__init__(path, reader, magic)
+        except (Scapy_Exception, EOFError, struct.error, OSError, zlib.error) as exc:
+            detail = collect.messages[-1] if collect.messages else str(exc)
+            raise CaptureFileError(f"damaged pcapng section header: {detail}", path=path, offset=0,
+                                   field="section header block") from None
+        number = 0
+        last_ts = 0.0
+        blocks = 0
+        while True:
+            start = reader.tell()
+            try:
+                res = ng._read_block(size=MAX_RECORD_LENGTH)
+            except EOFError:
+                if reader.tell() == start:
+                    return
+                detail = collect.messages[-1] if collect.messages else "block cut short"
+                raise CaptureFileError(f"damaged pcapng block: {detail}", path=path, record=number + 1,
+                                       offset=start, field="block") from None
+            except (Scapy_Exception, struct.error, OSError, OverflowError, zlib.error, ValueError) as exc:
+                raise CaptureFileError(f"damaged pcapng block: {exc}", path=path, record=number + 1,
+                                       offset=start, field="block") from None
+            blocks += 1
+            if on_progress is not None and blocks % 1024 == 0:
+                on_progress(reader.raw_position())
+            if res is None:
+                continue
+            data, meta = res
+            number += 1
+            if meta.tshigh is not None:
+                last_ts = ((meta.tshigh << 32) | meta.tslow) / meta.tsresol
+            yield (number, last_ts, int(meta.linktype), bytes(data))
+    finally:
+        log.removeFilter(collect)
+        if on_progress is not None:
+            on_progress(reader.raw_position())
+
+
+def record_live(out: str | Path, ports: Iterable[int], *, iface: str = "lo", duration: float | None = None,
+                count: int | None = None, on_packet: Callable[[int, int], None] | None = None,
+                stop: Callable[[], bool] | None = None) -> tuple[int, int]:
+    """Capture TCP traffic to or from ``ports`` on ``iface`` into the pcap file ``out``.
+
+    Runs until ``duration`` seconds have passed, ``count`` packets were written, or ``stop()``
+    returns true (checked ten times a second); Ctrl-C also ends it cleanly. Returns
+    ``(packets written, bytes written)``. ``on_packet(packets, bytes)`` is called after each
+    packet. Needs the rights to open a packet socket (root, or CAP_NET_RAW).
+    """
+    from scapy.config import conf
+    from scapy.layers.inet import TCP
+    from scapy.sendrecv import AsyncSniffer
+    from scapy.utils import PcapWriter
+
+    wanted = frozenset(int(p) for p in ports)
+    # Loopback segments reach 65,549 bytes with the link header: receive whole frames.
+    conf.bufsize = max(int(conf.bufsize), 262144)
+    writer = PcapWriter(str(out), sync=True, snaplen=262144)
+    counts = [0, 0]
+
+    def keep(pkt: Any) -> bool:
+        if TCP not in pkt:
+            return False
+        tcp = pkt[TCP]
+        return not wanted or tcp.sport in wanted or tcp.dport in wanted
+
+    def write(pkt: Any) -> None:
+        if count is not None and counts[0] >= count:
+            return
+        writer.write(pkt)
+        counts[0] += 1
+        counts[1] += len(pkt)
+        if on_packet is not None:
+            on_packet(counts[0], counts[1])
+
+    sniffer = AsyncSniffer(iface=iface, store=False, lfilter=keep, prn=write)
+    sniffer.start()
+    deadline = None if duration is None else time.monotonic() + duration
+    try:
+        while True:
+            time.sleep(0.1)
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            if count is not None and counts[0] >= count:
+                break
+            if stop is not None and stop():
+                break
+            if not sniffer.running:
+                break
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if sniffer.running:
+            sniffer.stop()
+        writer.close()
+    return counts[0], counts[1]

@@ -1,0 +1,257 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Capture files as a stream of records: ``(record_no, ts, linktype, data)`` tuples.
+
+Classic pcap (both byte orders, micro- and nanosecond timestamps) is read here with
+:mod:`struct`, in 1 MiB chunks, so a capture of any size streams with bounded memory and every
+record comes back whole, however long it is (loopback captures hold 65,549-byte segments that
+scapy's readers would cut to 65,535 bytes by default). pcapng is read through scapy's
+``RawPcapNgReader`` (:mod:`wire.capture._scapy_io`, the one module that imports scapy). A gzip
+file of either format is unpacked on the fly, and ``-`` reads standard input.
+
+Why not scapy's ``RawPcapReader`` for classic pcap too: measured on this project's benchmark
+capture, this reader yields records about 1.6 times as fast, and it can say where a file is
+damaged. scapy's reader turns a record cut short by the end of the file into a silent end of
+iteration (with a log line), where this one raises :class:`CaptureFileError` naming the file, the
+record number and the byte offset of the record header.
+
+Record numbers count from 1, as Wireshark's frame numbers do. Timestamps are float seconds.
+"""
+
+from __future__ import annotations
+
+import gzip
+import struct
+import sys
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from ..errors import DecodeError
+
+__all__ = [
+    "MAX_RECORD_LENGTH",
+    "CaptureFileError",
+    "CountingReader",
+    "Record",
+    "capture_size",
+    "read_records",
+]
+
+#: one record: (record number from 1, timestamp in seconds, link-layer type, captured bytes)
+Record = tuple[int, float, int, bytes]
+
+#: Longest record accepted. libpcap caps snapshot lengths at 256 KiB for most link types; a record
+#: header announcing more than this is taken as damage, not as data.
+MAX_RECORD_LENGTH = 64 * 1024 * 1024
+
+_PCAP_MAGICS: dict[bytes, tuple[str, float]] = {
+    b"\xd4\xc3\xb2\xa1": ("<", 1e-6),
+    b"\xa1\xb2\xc3\xd4": (">", 1e-6),
+    b"\x4d\x3c\xb2\xa1": ("<", 1e-9),
+    b"\xa1\xb2\x3c\x4d": (">", 1e-9),
+}
+PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"
+_GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 20
+
+
+class CaptureFileError(DecodeError):
+    """The capture file itself is damaged or is not a capture: names the file, record and byte offset.
+
+    ``offset`` is the byte offset in the file (after gzip decompression, for a gzip file) of the
+    record or block where the damage was found; ``record`` is the number of the record that
+    could not be read (``None`` for the file header).
+    """
+
+    def __init__(self, message: str, *, path: str, record: int | None = None, offset: int | None = None,
+                 field: str | None = None, expected: object = None, found: object = None) -> None:
+        super().__init__(message, offset=offset, field=field, expected=expected, found=found)
+        self.path = path
+        self.record = record
+
+    def __str__(self) -> str:
+        where = [self.path]
+        if self.record is not None:
+            where.append(f"record {self.record}")
+        if self.offset is not None:
+            where.append(f"byte offset {self.offset}")
+        return f"{', '.join(where)}: {self.reason}"
+
+
+class CountingReader:
+    """A read-only file wrapper that counts the bytes handed out (pipes cannot ``tell()``)."""
+
+    __slots__ = ("_f", "pos", "_raw")
+
+    def __init__(self, f: BinaryIO, raw: BinaryIO | None = None) -> None:
+        self._f = f
+        self._raw = raw or f
+        self.pos = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._f.read(n)
+        self.pos += len(data)
+        return data
+
+    def tell(self) -> int:
+        return self.pos
+
+    def raw_position(self) -> int:
+        """Bytes consumed from the underlying file (differs from :meth:`tell` for gzip)."""
+        try:
+            return self._raw.tell()
+        except (OSError, ValueError):
+            return self.pos
+
+    def close(self) -> None:
+        self._f.close()
+        if self._raw is not self._f:
+            self._raw.close()
+
+
+def capture_size(path: str | Path) -> int | None:
+    """The size of the file on disk, for progress reporting (``None`` for standard input)."""
+    if str(path) == "-":
+        return None
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return None
+
+
+def _open(path: str | Path) -> tuple[CountingReader, bytes]:
+    name = str(path)
+    raw: BinaryIO
+    if name == "-":
+        raw = sys.stdin.buffer
+    else:
+        try:
+            raw = open(name, "rb")  # closed by read_records
+        except OSError as exc:
+            raise CaptureFileError(f"cannot open: {exc.strerror or exc}", path=name) from None
+    f: BinaryIO = raw
+    magic = raw.read(4)
+    if magic[:2] == _GZIP_MAGIC:
+        f = gzip.GzipFile(fileobj=_Prepend(magic, raw), mode="rb")  # type: ignore[call-overload]
+        try:
+            magic = f.read(4)
+        except (OSError, EOFError, zlib.error) as exc:
+            raw.close()
+            raise CaptureFileError(f"damaged gzip data: {exc}", path=name, offset=0) from None
+    reader = CountingReader(f, raw)
+    reader.pos = len(magic)
+    return reader, magic
+
+
+class _Prepend:
+    """A file whose first bytes were already read: hands them out again before the rest."""
+
+    def __init__(self, head: bytes, f: BinaryIO) -> None:
+        self._head = head
+        self._f = f
+
+    def read(self, n: int = -1) -> bytes:
+        if not self._head:
+            return self._f.read(n)
+        if n < 0:
+            data, self._head = self._head + self._f.read(), b""
+            return data
+        data, self._head = self._head[:n], self._head[n:]
+        if len(data) < n:
+            data += self._f.read(n - len(data))
+        return data
+
+    def tell(self) -> int:
+        return self._f.tell() - len(self._head)
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def read_records(path: str | Path, *, on_progress: Callable[[int], None] | None = None) -> Iterator[Record]:
+    """Every record of a pcap or pcapng file (``-`` for standard input), streamed.
+
+    ``on_progress`` is called now and then with the number of bytes read from the file so far.
+    Raises :class:`CaptureFileError` for a file that is not a capture or is damaged.
+    """
+    name = str(path)
+    reader, magic = _open(path)
+    try:
+        if magic in _PCAP_MAGICS:
+            endian, scale = _PCAP_MAGICS[magic]
+            yield from _classic(reader, name, endian, scale, on_progress)
+        elif magic == PCAPNG_MAGIC:
+            from ._scapy_io import pcapng_records
+
+            yield from pcapng_records(reader, name, magic, on_progress)
+        elif len(magic) < 4:
+            raise CaptureFileError(f"not a capture file: only {len(magic)} bytes", path=name, offset=0,
+                                   field="magic", expected="pcap or pcapng magic", found=magic.hex())
+        else:
+            raise CaptureFileError(f"not a pcap or pcapng file (magic {magic.hex()})", path=name, offset=0,
+                                   field="magic", expected="a1b2c3d4, a1b23c4d or 0a0d0d0a",
+                                   found=magic.hex())
+    finally:
+        reader.close()
+
+
+def _classic(reader: CountingReader, path: str, endian: str, scale: float,
+             on_progress: Callable[[int], None] | None) -> Iterator[Record]:
+    header = reader.read(20)
+    if len(header) < 20:
+        raise CaptureFileError(f"pcap file header cut short: {4 + len(header)} of 24 bytes", path=path,
+                               offset=0, field="file header", expected=24, found=4 + len(header))
+    _major, _minor, _zone, _sigfigs, _snaplen, linktype = struct.unpack(endian + "HHiIII", header)
+    # the top bits of the link-type word may carry an FCS length (pcap-savefile(5)); the type is below
+    linktype &= 0x0FFFFFFF
+    unpack_from = struct.Struct(endian + "IIII").unpack_from
+    buf = b""
+    pos = 0
+    base = 24  # file offset of buf[0]
+    number = 0
+    eof = False
+    try:
+        while True:
+            have = len(buf) - pos
+            if have >= 16:
+                sec, frac, incl, _orig = unpack_from(buf, pos)
+                if incl > MAX_RECORD_LENGTH:
+                    raise CaptureFileError(
+                        f"record length {incl} exceeds {MAX_RECORD_LENGTH}: the file is damaged",
+                        path=path, record=number + 1, offset=base + pos, field="incl_len",
+                        expected=f"<= {MAX_RECORD_LENGTH}", found=incl)
+                end = pos + 16 + incl
+                if end <= len(buf):
+                    number += 1
+                    yield (number, sec + frac * scale, linktype, buf[pos + 16:end])
+                    pos = end
+                    continue
+                if eof:
+                    raise CaptureFileError(
+                        f"record data cut short: {have - 16} of {incl} bytes before the end of the file",
+                        path=path, record=number + 1, offset=base + pos, field="record data",
+                        expected=incl, found=have - 16)
+                want = max(_CHUNK, end - len(buf))
+            elif eof:
+                if have:
+                    raise CaptureFileError(
+                        f"record header cut short: {have} of 16 bytes before the end of the file",
+                        path=path, record=number + 1, offset=base + pos, field="record header",
+                        expected=16, found=have)
+                return
+            else:
+                want = _CHUNK
+            # pipes hand out less than asked for: only an empty read is the end of the file
+            more = reader.read(want)
+            if on_progress is not None:
+                on_progress(reader.raw_position())
+            if not more:
+                eof = True
+                continue
+            buf = buf[pos:] + more
+            base += pos
+            pos = 0
+    except (OSError, EOFError, zlib.error) as exc:
+        raise CaptureFileError(f"read error: {exc}", path=path, record=number + 1,
+                               offset=base + pos) from None
