@@ -64,11 +64,11 @@ equality, and a header built or changed (``replace``) in Python writes canonical
 Versions
 --------
 One class covers a header in every version from 4.9.0 to 5.x develop: it has the union of the
-fields, fields that only some versions have are optional, and ``@CFNotNull`` is kept only where all
-versions that have the field agree. Each class's docstring, and each field's ``since``/``until``
-metadata, say which version has what. Inherited request fields: 4.9.5-4.9.8 ``RpcRequestHeader``
-has ``bname``; 5.x ``RpcRequestHeader`` has ``ns``, ``nsd``, ``bname``, ``oway`` and
-``TopicRequestHeader`` adds ``lo``.
+fields, fields that only some versions have are optional, and a field is required (``@CFNotNull``)
+only when every version of the class has it and requires it. Each class's docstring, and each
+field's ``since``/``until`` metadata, say which version has what. Inherited request fields:
+4.9.5-4.9.8 ``RpcRequestHeader`` has ``bname``; 5.x ``RpcRequestHeader`` has ``ns``, ``nsd``,
+``bname``, ``oway`` and ``TopicRequestHeader`` adds ``lo``.
 
 Sources: ``remoting/.../protocol/RemotingCommand.java`` (``makeCustomHeaderToNet``,
 ``decodeCommandCustomHeader``), ``RocketMQSerializable.java``, ``FastCodesHeader.java``; the
