@@ -848,7 +848,8 @@ class AddWritePermOfBrokerResponseHeader(CustomHeader):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeleteTopicFromNamesrvRequestHeader(TopicRequestHeader):
-    """DELETE_TOPIC_IN_NAMESRV (216). ``clusterName`` is 4.9.4+; superclass
+    """DELETE_TOPIC_IN_NAMESRV (216); the Java class was ``DeleteTopicInNamesrvRequestHeader``
+    before 4.9.3 (same ``topic`` field). ``clusterName`` is 4.9.4+; superclass
     ``TopicRequestHeader`` from 5.2.0."""
 
     topic: str = field(metadata=_nn("topic"))
