@@ -58,7 +58,7 @@ class FrozenObject(Mapping[Any, Any]):
 
     def __init__(self, items: Mapping[Any, Any]) -> None:
         self._items = dict(items)
-        self._hash = hash(tuple(sorted((repr(k), _freeze(v)) for k, v in self._items.items())))
+        self._hash = hash(frozenset((k, _freeze(v)) for k, v in self._items.items()))
 
     def __getitem__(self, key: Any) -> Any:
         return self._items[key]
@@ -356,8 +356,13 @@ def java_double(v: float) -> str:
             body = text + "0" * (point - len(text)) + ".0"
         else:
             body = text[:point] + "." + text[point:]
+    elif len(text) == 1:
+        # Double.toString prints at least two digits here: the exact value rounded to two places
+        # (4.9E-324 for Double.MIN_VALUE, not 5.0E-324)
+        mantissa, _, exponent = f"{abs(v):.1e}".partition("e")
+        body = f"{mantissa}E{int(exponent)}"
     else:
-        body = f"{text[0]}.{text[1:] or '0'}E{sci}"
+        body = f"{text[0]}.{text[1:]}E{sci}"
     return ("-" if sign else "") + body
 
 
