@@ -585,20 +585,21 @@ def new_index_header(end_phy_offset: int = 0, end_timestamp: int = 0) -> IndexHe
                        begin_phy_offset=max(end_phy_offset, 0), end_phy_offset=max(end_phy_offset, 0))
 
 
-_I32 = struct.Struct(">i")
-
-
 def index_put_key(buf: bytearray | memoryview, key: str, phy_offset: int, store_timestamp: int, *,
                   hash_slot_num: int = MAX_HASH_SLOT_NUM, index_num: int = MAX_INDEX_NUM) -> bool:
     """Add ``key`` to the index file held in the writable ``buf``, as ``IndexFile.putKey`` does;
     ``False`` when the file is full. The header in ``buf`` is updated too."""
+    if len(buf) < index_file_size(hash_slot_num, index_num):
+        raise EncodeError(f"an index file of {hash_slot_num} slots and {index_num} entries needs "
+                          f"{index_file_size(hash_slot_num, index_num)} bytes, the buffer has {len(buf)}",
+                          field="index")
     h = decode_index_header(buf)
     count = h.index_count if h.index_count > 0 else 1
     if count >= index_num:
         return False
     key_hash = index_key_hash(key)
     slot_pos = hash_slot_position(key_hash, hash_slot_num)
-    (slot_value,) = _I32.unpack_from(buf, slot_pos)
+    slot_value = decode_hash_slot(buf, slot_pos)
     if slot_value <= 0 or slot_value > count:
         slot_value = 0
     if h.begin_timestamp <= 0:
@@ -627,7 +628,7 @@ def index_select_phy_offsets(buf: bytes | bytearray | memoryview, key: str, begi
     h = decode_index_header(buf)
     count = h.index_count if h.index_count > 0 else 1
     key_hash = index_key_hash(key)
-    (slot_value,) = _I32.unpack_from(buf, hash_slot_position(key_hash, hash_slot_num))
+    slot_value = decode_hash_slot(buf, hash_slot_position(key_hash, hash_slot_num))
     out: list[int] = []
     if slot_value <= 0 or slot_value > count or count <= 1:
         return out
