@@ -64,6 +64,7 @@ from .message.record import (
     BLANK_MAGIC_CODE,
     MESSAGE_MAGIC_CODE,
     MESSAGE_MAGIC_CODE_V2,
+    Buffer,
     StoredMessage,
     decode_stored_message,
 )
@@ -217,7 +218,7 @@ def _cq_entry(offset: int, size: int, tags: int) -> ConsumeQueueEntry:
     return e
 
 
-def decode_cq_entry(data: bytes | bytearray | memoryview, offset: int = 0) -> ConsumeQueueEntry:
+def decode_cq_entry(data: Buffer, offset: int = 0) -> ConsumeQueueEntry:
     """The 20-byte entry at ``offset`` of ``data``."""
     if offset < 0 or len(data) - offset < CQ_STORE_UNIT_SIZE:
         raise Truncated(f"consume queue entry needs {CQ_STORE_UNIT_SIZE} bytes at {offset}",
@@ -226,7 +227,7 @@ def decode_cq_entry(data: bytes | bytearray | memoryview, offset: int = 0) -> Co
     return _cq_entry(*_CQ.unpack_from(data, offset))
 
 
-def decode_cq_entry_construct(data: bytes | bytearray | memoryview, offset: int = 0) -> ConsumeQueueEntry:
+def decode_cq_entry_construct(data: Buffer, offset: int = 0) -> ConsumeQueueEntry:
     """The same as :func:`decode_cq_entry`, through :data:`CONSUME_QUEUE_ENTRY`."""
     if offset < 0:
         raise DecodeError("negative offset", offset=offset, field="consumeQueue")
@@ -241,7 +242,7 @@ def encode_cq_entry(entry: ConsumeQueueEntry) -> bytes:
     return _CQ.pack(entry.commit_log_offset, entry.size, entry.tags_code)
 
 
-def iter_cq_entries(data: bytes | bytearray | memoryview) -> Iterator[ConsumeQueueEntry]:
+def iter_cq_entries(data: Buffer) -> Iterator[ConsumeQueueEntry]:
     """Every entry of a ConsumeQueue file or slice; its length must be a multiple of 20."""
     n = len(data)
     if n % CQ_STORE_UNIT_SIZE:
@@ -278,7 +279,7 @@ def encode_blank(remaining: int) -> bytes:
     return bytes(BLANK_RECORD.build({"total_size": remaining}))
 
 
-def decode_blank(data: bytes | bytearray | memoryview, offset: int = 0) -> Blank:
+def decode_blank(data: Buffer, offset: int = 0) -> Blank:
     """The BLANK marker at ``offset``."""
     try:
         c = BLANK_RECORD.parse(bytes(data[offset:offset + END_FILE_MIN_BLANK_LENGTH]))
@@ -320,7 +321,7 @@ _HEAD = struct.Struct(">iI")
 _MESSAGE_MAGICS = (MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2)
 
 
-def scan_commitlog(data: bytes | bytearray | memoryview, base_offset: int = 0, *,
+def scan_commitlog(data: Buffer, base_offset: int = 0, *,
                    verify_crc: bool = False) -> Iterator[tuple[int, ScanItem]]:
     """Walk commit-log bytes as recovery does: yield ``(offset, item)`` for every record and BLANK
     marker, with ``offset`` the commit-log offset (``base_offset`` is that of ``data[0]``, e.g.
@@ -429,7 +430,7 @@ def encode_checkpoint(cp: StoreCheckpoint) -> bytes:
         raise EncodeError(f"checkpoint: {exc}", field="checkpoint") from None
 
 
-def decode_checkpoint(data: bytes | bytearray | memoryview) -> StoreCheckpoint:
+def decode_checkpoint(data: Buffer) -> StoreCheckpoint:
     """Read a checkpoint file. A file shorter than a page reads as zero-padded, as mapping it
     does; one longer than a page is an error."""
     raw = bytes(data)
@@ -498,7 +499,7 @@ class IndexEntry:
     prev_index: int
 
 
-def _parse(fmt: Struct, data: bytes | bytearray | memoryview, offset: int, size: int, what: str) -> Any:
+def _parse(fmt: Struct, data: Buffer, offset: int, size: int, what: str) -> Any:
     if offset < 0 or len(data) - offset < size:
         raise Truncated(f"{what} needs {size} bytes at {offset}", offset=max(offset, 0), field=what,
                         expected=size, found=max(len(data) - offset, 0))
@@ -515,7 +516,7 @@ def _build(fmt: Struct, values: dict[str, int], what: str) -> bytes:
         raise EncodeError(f"{what}: {exc}", field=what) from None
 
 
-def decode_index_header(data: bytes | bytearray | memoryview, offset: int = 0) -> IndexHeader:
+def decode_index_header(data: Buffer, offset: int = 0) -> IndexHeader:
     c = _parse(INDEX_HEADER, data, offset, INDEX_HEADER_SIZE, "indexHeader")
     return IndexHeader(c.begin_timestamp, c.end_timestamp, c.begin_phy_offset,
                        c.end_phy_offset, c.hash_slot_count, c.index_count)
@@ -528,7 +529,7 @@ def encode_index_header(h: IndexHeader) -> bytes:
         "hash_slot_count": h.hash_slot_count, "index_count": h.index_count}, "indexHeader")
 
 
-def decode_index_entry(data: bytes | bytearray | memoryview, offset: int = 0) -> IndexEntry:
+def decode_index_entry(data: Buffer, offset: int = 0) -> IndexEntry:
     c = _parse(INDEX_ENTRY, data, offset, INDEX_ENTRY_SIZE, "indexEntry")
     return IndexEntry(c.key_hash, c.phy_offset, c.time_diff, c.prev_index)
 
@@ -538,7 +539,7 @@ def encode_index_entry(e: IndexEntry) -> bytes:
                                 "time_diff": e.time_diff, "prev_index": e.prev_index}, "indexEntry")
 
 
-def decode_hash_slot(data: bytes | bytearray | memoryview, offset: int = 0) -> int:
+def decode_hash_slot(data: Buffer, offset: int = 0) -> int:
     c = _parse(INDEX_HASH_SLOT, data, offset, INDEX_HASH_SLOT_SIZE, "hashSlot")
     return int(c.index)
 
@@ -621,7 +622,7 @@ def index_put_key(buf: bytearray | memoryview, key: str, phy_offset: int, store_
     return True
 
 
-def index_select_phy_offsets(buf: bytes | bytearray | memoryview, key: str, begin: int, end: int,
+def index_select_phy_offsets(buf: Buffer, key: str, begin: int, end: int,
                              max_num: int = 64, *, hash_slot_num: int = MAX_HASH_SLOT_NUM) -> list[int]:
     """Physical offsets of messages stored with ``key`` between ``begin`` and ``end`` (ms), newest
     first, as ``IndexFile.selectPhyOffset`` finds them."""

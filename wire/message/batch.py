@@ -28,6 +28,7 @@ appends batch properties; pass none to get that behaviour.)
 
 from __future__ import annotations
 
+import mmap
 import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,7 +49,7 @@ from construct import (
 
 from ..errors import DecodeError, EncodeError, Truncated
 from .properties import MAX_PROPERTIES_LENGTH, PROPERTY_SEPARATOR, decode_properties, encode_properties
-from .record import HostPort, StoredMessage
+from .record import Buffer, HostPort, StoredMessage
 
 __all__ = [
     "BATCH_BODY",
@@ -144,7 +145,7 @@ def _check_canonical(total: int, magic: int, crc: int, want: int, pos: int) -> N
                           field="magic" if magic else "body_crc", expected=0, found=magic or crc)
 
 
-def decode_batch(body: bytes | bytearray | memoryview, *, strict: bool = True) -> list[BatchEntry]:
+def decode_batch(body: Buffer, *, strict: bool = True) -> list[BatchEntry]:
     """The entries of a SEND_BATCH_MESSAGE body (see the module notes for ``strict``)."""
     out: list[BatchEntry] = []
     pos, n = 0, len(body)
@@ -172,7 +173,7 @@ def decode_batch(body: bytes | bytearray | memoryview, *, strict: bool = True) -
     return out
 
 
-def decode_batch_construct(body: bytes | bytearray | memoryview, *, strict: bool = True) -> list[BatchEntry]:
+def decode_batch_construct(body: Buffer, *, strict: bool = True) -> list[BatchEntry]:
     """The same as :func:`decode_batch`, through :data:`BATCH_BODY`."""
     data = bytes(body)
     try:
@@ -205,7 +206,7 @@ def encode_batch(messages: Iterable[BatchEntry]) -> bytes:
     return b"".join(parts)
 
 
-def expand_batch(batch: bytes | bytearray | memoryview | Sequence[BatchEntry], *, topic: str,
+def expand_batch(batch: Buffer | Sequence[BatchEntry], *, topic: str,
                  queue_id: int, born_host: HostPort | tuple[str, int],
                  store_host: HostPort | tuple[str, int], sys_flag: int = 0, born_timestamp: int = 0,
                  store_timestamp: int = 0, reconsume_times: int = 0,
@@ -217,8 +218,10 @@ def expand_batch(batch: bytes | bytearray | memoryview | Sequence[BatchEntry], *
     ``batch_properties`` is the batch-level properties text, or a mapping written in its order.
     ``queue_offset`` / ``physical_offset`` are where the first record goes.
     """
-    entries = decode_batch(batch, strict=False) if isinstance(batch, (bytes, bytearray, memoryview)) \
-        else list(batch)
+    if isinstance(batch, (bytes, bytearray, memoryview, mmap.mmap)):
+        entries = decode_batch(batch, strict=False)
+    else:
+        entries = list(batch)
     extra = batch_properties if isinstance(batch_properties, str) else encode_properties(batch_properties)
     born = HostPort(*born_host)
     store = HostPort(*store_host)

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import mmap
 import socket
 import struct
 from collections.abc import Iterator, Mapping
@@ -87,6 +88,7 @@ from .sysflag import (
 __all__ = [
     "BLANK_MAGIC_CODE",
     "CRC32_RESERVED_LEN",
+    "Buffer",
     "MESSAGE_MAGIC_CODE",
     "MESSAGE_MAGIC_CODE_V2",
     "MIN_RECORD_SIZE",
@@ -115,6 +117,9 @@ BLANK_MAGIC_CODE = 0xCBD43194
 MIN_RECORD_SIZE = 91
 #: 5.2+ ``CommitLog.CRC32_RESERVED_LEN``: ``__CRC32#`` U+0001 ten digits U+0002
 CRC32_RESERVED_LEN = len(MessageConst.PROPERTY_CRC32) + 1 + 10 + 1
+
+#: what the decoders read from: anything ``struct.unpack_from`` and slicing accept
+Buffer = bytes | bytearray | memoryview | mmap.mmap
 
 _TOPIC_LENGTH_SIZE = {MESSAGE_MAGIC_CODE: 1, MESSAGE_MAGIC_CODE_V2: 2}
 _BORN_V6 = int(MessageSysFlag.BORNHOST_V6_FLAG)
@@ -452,7 +457,7 @@ def _check_head(data: Any, offset: int) -> tuple[int, int, int]:
     return total, magic, offset + total
 
 
-def decode_stored_message(data: bytes | bytearray | memoryview, offset: int = 0, *,
+def decode_stored_message(data: Buffer, offset: int = 0, *,
                           verify: bool = False) -> StoredMessage:
     """Decode the record that starts at ``offset`` in ``data``.
 
@@ -507,7 +512,7 @@ def decode_stored_message(data: bytes | bytearray | memoryview, offset: int = 0,
                     magic, text)
 
 
-def iter_stored_messages(body: bytes | bytearray | memoryview, *,
+def iter_stored_messages(body: Buffer, *,
                          verify: bool = False) -> Iterator[StoredMessage]:
     """The records of a PULL SUCCESS body (or any run of records), in order; the body must end
     exactly on a record boundary."""
@@ -519,7 +524,7 @@ def iter_stored_messages(body: bytes | bytearray | memoryview, *,
         pos += total
 
 
-def decode_messages(body: bytes | bytearray | memoryview, *, verify: bool = False) -> list[StoredMessage]:
+def decode_messages(body: Buffer, *, verify: bool = False) -> list[StoredMessage]:
     """All records of a PULL SUCCESS / VIEW_MESSAGE_BY_ID / QUERY_MESSAGE body."""
     return list(iter_stored_messages(body, verify=verify))
 
@@ -569,7 +574,7 @@ def _crc32_property(crc: int) -> bytes:
     return MessageConst.PROPERTY_CRC32.encode() + b"\x01" + bytes(digits) + b"\x02"
 
 
-def check_crc32_property(record: bytes | bytearray | memoryview, offset: int = 0) -> bool | None:
+def check_crc32_property(record: Buffer, offset: int = 0) -> bool | None:
     """Check the 5.2+ ``__CRC32#`` property of the record at ``offset``
     (``checkMessageAndReturnSize`` with ``forceVerifyPropCRC``): ``None`` when the record has none,
     else whether it matches the CRC of the record's first ``totalSize - 20`` bytes."""
@@ -586,7 +591,7 @@ def check_crc32_property(record: bytes | bytearray | memoryview, offset: int = 0
 
 # ====================================================================== construct reference path
 
-def decode_stored_message_construct(data: bytes | bytearray | memoryview, offset: int = 0, *,
+def decode_stored_message_construct(data: Buffer, offset: int = 0, *,
                                     verify: bool = False) -> StoredMessage:
     """The same as :func:`decode_stored_message`, through :data:`STORED_MESSAGE`."""
     _, _, end = _check_head(data, offset)
