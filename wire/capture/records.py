@@ -91,6 +91,17 @@ class CountingReader:
 
     def read(self, n: int = -1) -> bytes:
         data = self._f.read(n)
+        if 0 <= n and data and len(data) < n:
+            # a pipe may hand out less than asked for: only an empty read is the end
+            parts = [data]
+            got = len(data)
+            while got < n:
+                more = self._f.read(n - got)
+                if not more:
+                    break
+                parts.append(more)
+                got += len(more)
+            data = b"".join(parts)
         self.pos += len(data)
         return data
 
@@ -131,7 +142,7 @@ def _open(path: str | Path) -> tuple[CountingReader, bytes]:
         except OSError as exc:
             raise CaptureFileError(f"cannot open: {exc.strerror or exc}", path=name) from None
     f: BinaryIO = raw
-    magic = raw.read(4)
+    magic = CountingReader(raw).read(4)
     if magic[:2] == _GZIP_MAGIC:
         f = gzip.GzipFile(fileobj=_Prepend(magic, raw), mode="rb")  # type: ignore[call-overload]
         try:
@@ -242,7 +253,6 @@ def _classic(reader: CountingReader, path: str, endian: str, scale: float,
                 return
             else:
                 want = _CHUNK
-            # pipes hand out less than asked for: only an empty read is the end of the file
             more = reader.read(want)
             if on_progress is not None:
                 on_progress(reader.raw_position())

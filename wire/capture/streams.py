@@ -212,8 +212,6 @@ class RemotingHalf(_Half):
                  max_total_length: int = MAX_TOTAL_LENGTH) -> None:
         super().__init__(sink, conv, direction, synced=synced)
         self.max_total_length = max_total_length
-        if not synced:
-            self.skip_from = 0
 
     def data(self, offset: int, data: bytes, ts: float, record: int) -> None:
         self.segs.append((offset, ts, record))
@@ -249,6 +247,8 @@ class RemotingHalf(_Half):
         conv = self.conv
         while n - pos >= 8:
             if not self.synced:
+                if self.skip_from is None:
+                    self.skip_from = base + pos
                 cand = find_frame_start(buf, pos, max_total_length=self.max_total_length)
                 if cand is None:
                     pos = max(pos, n - 7)
