@@ -1,0 +1,178 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The CommitLog: every record of every topic, appended in one sequence of fixed-size files.
+
+Theory of operation
+-------------------
+Records are appended at the end of the last file. When a record (or a whole batch, which is never
+split) does not fit with ``END_FILE_MIN_BLANK_LENGTH`` (8) bytes to spare, the file is closed with
+a BLANK record (``int32 remaining`` + BLANK magic; the rest of the file is left as it is) and the
+write goes to a new file named by its start offset (``DefaultAppendMessageCallback.doAppend``).
+So every full file ends with a BLANK of at least 8 bytes, and a reader that meets one moves to
+the next file.
+
+The walker reads records in windows (a few MiB copied out of the mapping at a time), from a record
+boundary to the first thing that is not a whole valid record: it is shared by recovery (which
+cuts the log there), the dispatcher (which waits there for more bytes) and the tests.
+
+A replica appends the master's bytes verbatim (chunks cut anywhere); those bytes include the
+BLANKs and the padding after them, so a slave's files are byte-identical to the master's.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+from . import _codec
+from ._codec import ScanItem
+from .mapped_file import MappedFile, MappedFileQueue
+from .types import StoreError
+
+__all__ = ["CommitLog", "END_FILE_MIN_BLANK_LENGTH"]
+
+log = logging.getLogger("reference_broker.store")
+
+END_FILE_MIN_BLANK_LENGTH = _codec.END_FILE_MIN_BLANK_LENGTH
+_WINDOW = 4 * 1024 * 1024
+
+
+class CommitLog:
+    """The CommitLog files and the operations on their bytes."""
+
+    def __init__(self, directory: Path, file_size: int) -> None:
+        self.file_size = file_size
+        self.files = MappedFileQueue(directory, file_size)
+
+    def load(self) -> None:
+        self.files.load()
+
+    @property
+    def max_offset(self) -> int:
+        """Offset just past the last byte written (``getMaxOffset``); 0 when empty."""
+        return self.files.max_offset
+
+    @property
+    def min_offset(self) -> int:
+        """Start of the first file (``getMinOffset``); -1 when there is no file."""
+        return self.files.min_offset
+
+    # ------------------------------------------------------------------ append
+    def reserve(self, length: int) -> MappedFile:
+        """The file the next ``length`` bytes go to, closing the current one with a BLANK when
+        they do not fit (``doAppend``'s END_OF_FILE branch)."""
+        if length + END_FILE_MIN_BLANK_LENGTH > self.file_size:
+            raise StoreError(f"{length} bytes can never fit a {self.file_size}-byte CommitLog file")
+        f = self.files.last_or_create(0)
+        if length + END_FILE_MIN_BLANK_LENGTH > f.remaining:
+            f.write(f.wrote_position, _codec.encode_blank(f.remaining))
+            f.wrote_position = f.size
+            f = self.files.last_or_create(0)
+        return f
+
+    def append_raw(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        """Write replicated bytes at ``offset``, which must be the current end; chunks may run
+        into the next file."""
+        end = self.max_offset
+        if self.files.files and offset != end:
+            raise StoreError(f"replica data at {offset}, but the CommitLog ends at {end}")
+        view = memoryview(data)
+        at = offset
+        while view:
+            f = self.files.last_or_create(at)
+            if f.end_offset != at:
+                raise StoreError(f"replica data at {at}, but the CommitLog file {f.path.name} "
+                                 f"continues at {f.end_offset}")
+            n = min(len(view), f.remaining)
+            f.append(view[:n])
+            view = view[n:]
+            at += n
+
+    # ------------------------------------------------------------------ read
+    def read(self, offset: int, size: int) -> bytes | None:
+        """``size`` bytes at ``offset`` within one file, or None when they are not all there
+        (``getMessage``/``selectMappedBuffer``)."""
+        f = self.files.find(offset)
+        if f is None:
+            return None
+        pos = offset - f.file_from_offset
+        if size < 0 or pos + size > f.wrote_position:
+            return None
+        return f.read(pos, size)
+
+    def read_data(self, offset: int, max_bytes: int) -> bytes:
+        """The bytes from ``offset`` to the end of the data in its file, at most ``max_bytes``
+        (``getData``); empty when nothing is there."""
+        f = self.files.find(offset)
+        if f is None:
+            return b""
+        pos = offset - f.file_from_offset
+        n = min(max_bytes, f.wrote_position - pos)
+        return f.read(pos, n) if n > 0 else b""
+
+    def roll_next_file(self, offset: int) -> int:
+        """Start of the file after the one holding ``offset`` (``rollNextFile``)."""
+        return offset + self.file_size - offset % self.file_size
+
+    # ------------------------------------------------------------------ walk
+    def walk(self, offset: int, *, verify: bool, limit: int | None = None) -> Iterator[ScanItem]:
+        """Records, BLANKs and finally the reason to stop, from the record boundary ``offset``.
+
+        Stops after the first item of kind ``end`` (damage, a zero tail, or a record not yet
+        whole) or when the data ends on a record boundary (no ``end`` item then). ``limit``
+        bounds the walk (default: the written data of each file).
+        """
+        window = _WINDOW
+        while True:
+            f = self.files.find(offset)
+            if f is None:
+                return
+            data_end = f.wrote_position
+            if limit is not None:
+                data_end = min(data_end, limit - f.file_from_offset)
+            pos = offset - f.file_from_offset
+            if pos >= data_end:
+                return
+            take = min(window, data_end - pos)
+            buf = f.read(pos, take)
+            window_cut = pos + take < data_end
+            next_offset = None
+            for item in _codec.scan(buf, offset, verify=verify):
+                if item.kind == "record":
+                    yield item
+                    offset = item.offset + item.size
+                elif item.kind == "blank":
+                    yield item
+                    next_offset = f.file_from_offset + f.size
+                    break
+                else:
+                    if item.incomplete and window_cut:
+                        # the window cut the record: read again from it, wide enough
+                        if item.size > window:
+                            window = item.size
+                        next_offset = item.offset
+                        break
+                    yield item
+                    return
+            if next_offset is not None:
+                offset = next_offset
+            elif not window_cut:
+                # this file's data ends on a record boundary without a BLANK: nothing follows
+                return
+
+    def last_record_end(self, start_offset: int, *, verify: bool) -> tuple[int, ScanItem | None]:
+        """Walk from ``start_offset`` to the end of the valid data; returns the offset just past
+        the last whole valid record (or BLANK) and the ``end`` item that stopped the walk."""
+        end = start_offset
+        stop: ScanItem | None = None
+        for item in self.walk(start_offset, verify=verify):
+            if item.kind == "record":
+                end = item.offset + item.size
+            elif item.kind == "blank":
+                end = self.roll_next_file(item.offset)
+            else:
+                stop = item
+        return end, stop
+
+    def close(self) -> None:
+        self.files.close()

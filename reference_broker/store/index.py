@@ -1,0 +1,359 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The message index: ``topic#key`` → CommitLog offsets, in RocketMQ's index file layout.
+
+Theory of operation
+-------------------
+``index/<yyyyMMddHHmmssSSS>`` files (``IndexService``/``IndexFile``/``IndexHeader``) hold a
+40-byte header, ``maxHashSlotNum`` int32 slots and ``maxIndexNum`` 20-byte entries. Entry 0 is
+never used (the header's index count starts at 1). Putting a key writes the next entry (key hash,
+CommitLog offset, seconds since the file's first entry, the slot's previous head) and points the
+key's slot at it, so each slot heads a chain from the newest entry back. A file that is full is
+followed by a new one, whose begin offset/time continue from the old one's end.
+
+Each dispatched message puts ``topic#UNIQ_KEY`` and ``topic#k`` for every space-separated KEYS
+entry (``IndexService.buildIndex``); rolled-back transaction messages are not indexed. A query
+walks the key's chain in every file whose time range meets the query's, newest file first
+(``queryOffset``/``selectPhyOffset``).
+
+After a crash the entries that point at or past the recovered end of the CommitLog are taken back
+from the tail: walking them newest first and restoring each one's slot to its previous head
+undoes them exactly, after which the records beyond are indexed again by the dispatcher.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import _codec
+from .mapped_file import MappedFile
+from .types import StoreError
+
+__all__ = ["IndexFile", "IndexService"]
+
+log = logging.getLogger("reference_broker.store")
+
+_H = _codec.INDEX_HEADER_SIZE
+_SLOT = _codec.HASH_SLOT_SIZE
+_ENTRY = _codec.INDEX_ENTRY_SIZE
+_INT_MAX = 0x7FFFFFFF
+#: slot values kept in memory per file before the cache starts over
+_SLOT_CACHE_MAX = 500_000
+
+
+@dataclass
+class _Header:
+    begin_timestamp: int = 0
+    end_timestamp: int = 0
+    begin_phy_offset: int = 0
+    end_phy_offset: int = 0
+    hash_slot_count: int = 0
+    index_count: int = 1
+
+
+class IndexFile:
+    """One index file (``IndexFile``)."""
+
+    def __init__(self, path: Path, slot_num: int, index_num: int, *, create: bool,
+                 end_phy_offset: int = 0, end_timestamp: int = 0) -> None:
+        self.slot_num = slot_num
+        self.index_num = index_num
+        size = _H + slot_num * _SLOT + index_num * _ENTRY
+        self.mf = MappedFile(path, size, create=create, file_from_offset=0)
+        self.h = _Header()
+        if create:
+            # IndexFile's constructor starts the new file where the previous one ended
+            if end_phy_offset > 0:
+                self.h.begin_phy_offset = self.h.end_phy_offset = end_phy_offset
+            if end_timestamp > 0:
+                self.h.begin_timestamp = self.h.end_timestamp = end_timestamp
+            self._write_header()
+        else:
+            v = _codec.decode_index_header(self.mf.read(0, _H))
+            self.h = _Header(v.begin_timestamp, v.end_timestamp, v.begin_phy_offset, v.end_phy_offset,
+                             v.hash_slot_count, v.index_count if v.index_count > 0 else 1)
+        self.dirty = create
+        #: slot values this process has read or written (saves decoding them again)
+        self._slots: dict[int, int] = {}
+
+    def _get_slot(self, pos: int) -> int:
+        v = self._slots.get(pos)
+        if v is None:
+            v = self._slots[pos] = _codec.decode_index_slot(self.mf.mm, pos)
+        return v
+
+    def _set_slot(self, pos: int, value: int) -> None:
+        self.mf.write(pos, _codec.encode_index_slot(value))
+        if len(self._slots) >= _SLOT_CACHE_MAX:
+            self._slots.clear()
+        self._slots[pos] = value
+
+    @property
+    def name(self) -> str:
+        return self.mf.path.name
+
+    def _write_header(self) -> None:
+        h = self.h
+        # a file with no entry keeps 0 on disk, as IndexHeader writes the count only on increment
+        count = h.index_count if h.index_count > 1 else 0
+        self.mf.write(0, _codec.encode_index_header_values(
+            h.begin_timestamp, h.end_timestamp, h.begin_phy_offset, h.end_phy_offset, h.hash_slot_count,
+            count))
+
+    @property
+    def is_write_full(self) -> bool:
+        return self.h.index_count >= self.index_num
+
+    @property
+    def entry_count(self) -> int:
+        return self.h.index_count - 1
+
+    def _slot_pos(self, key_hash: int) -> int:
+        return _H + (key_hash % self.slot_num) * _SLOT
+
+    def _entry_pos(self, n: int) -> int:
+        return _H + self.slot_num * _SLOT + n * _ENTRY
+
+    def put_key(self, key: str, phy_offset: int, store_timestamp: int, *, write_header: bool = True) -> bool:
+        """``IndexFile.putKey``; False when the file is full. Java writes the header after each
+        key; a caller putting several keys of one record may write it once at the end
+        (:meth:`write_header`)."""
+        h = self.h
+        if h.index_count >= self.index_num:
+            return False
+        key_hash = _codec.index_key_hash(key)
+        slot_pos = self._slot_pos(key_hash)
+        slot_value = self._get_slot(slot_pos)
+        if slot_value <= 0 or slot_value > h.index_count:
+            slot_value = 0
+        if h.begin_timestamp <= 0:
+            time_diff = 0
+        else:
+            d = store_timestamp - h.begin_timestamp
+            # Java's long division truncates toward zero; negatives are clamped to 0 anyway
+            time_diff = min(max(d // 1000 if d >= 0 else 0, 0), _INT_MAX)
+        n = h.index_count
+        entry = _codec.encode_index_entry_values(key_hash, phy_offset, time_diff, slot_value)
+        self.mf.write(self._entry_pos(n), entry)
+        self._set_slot(slot_pos, n)
+        if n <= 1:
+            h.begin_phy_offset = phy_offset
+            h.begin_timestamp = store_timestamp
+        if slot_value == 0:
+            h.hash_slot_count += 1
+        h.index_count += 1
+        h.end_phy_offset = phy_offset
+        h.end_timestamp = store_timestamp
+        if write_header:
+            self._write_header()
+        self.dirty = True
+        return True
+
+    def write_header(self) -> None:
+        self._write_header()
+
+    def is_time_matched(self, begin: int, end: int) -> bool:
+        h = self.h
+        return ((begin < h.begin_timestamp and end > h.end_timestamp)
+                or h.begin_timestamp <= begin <= h.end_timestamp
+                or h.begin_timestamp <= end <= h.end_timestamp)
+
+    def select(self, out: list[int], key: str, max_num: int, begin: int, end: int) -> None:
+        """Append to ``out`` the offsets of ``key`` stored within [begin, end] (``selectPhyOffset``)."""
+        h = self.h
+        key_hash = _codec.index_key_hash(key)
+        slot_value = self._get_slot(self._slot_pos(key_hash))
+        if slot_value <= 0 or slot_value > h.index_count or h.index_count <= 1:
+            return
+        n = slot_value
+        while len(out) < max_num:
+            hash_read, phy, time_diff, prev = _codec.decode_index_entry_values(self.mf.mm, self._entry_pos(n))
+            if time_diff < 0:
+                break
+            time_read = h.begin_timestamp + time_diff * 1000
+            if hash_read == key_hash and begin <= time_read <= end:
+                out.append(phy)
+            if prev <= 0 or prev > h.index_count or prev == n or time_read < begin:
+                break
+            n = prev
+
+    def truncate(self, phy_offset: int, store_time_of: Callable[[int], int] | None = None) -> int:
+        """Take back the newest entries that point at or after ``phy_offset``; returns how many.
+        ``store_time_of`` gives the exact store time of a record for the new end timestamp."""
+        h = self.h
+        removed = 0
+        while h.index_count > 1:
+            n = h.index_count - 1
+            pos = self._entry_pos(n)
+            key_hash, phy, _, prev = _codec.decode_index_entry_values(self.mf.mm, pos)
+            if phy < phy_offset:
+                break
+            slot_pos = self._slot_pos(key_hash)
+            if self._get_slot(slot_pos) == n:
+                self._set_slot(slot_pos, prev)
+                if prev == 0:
+                    h.hash_slot_count = max(0, h.hash_slot_count - 1)
+            self.mf.write(pos, bytes(_ENTRY))
+            h.index_count -= 1
+            removed += 1
+        if removed:
+            if h.index_count > 1:
+                last = self._entry_pos(h.index_count - 1)
+                _, phy, time_diff, _ = _codec.decode_index_entry_values(self.mf.mm, last)
+                h.end_phy_offset = phy
+                exact = store_time_of(phy) if store_time_of is not None else -1
+                h.end_timestamp = exact if exact > 0 else h.begin_timestamp + time_diff * 1000
+            else:
+                h.begin_phy_offset = h.end_phy_offset = 0
+                h.begin_timestamp = h.end_timestamp = 0
+            self._write_header()
+            self.dirty = True
+        return removed
+
+    def sync(self) -> None:
+        self.mf.sync()
+
+    def close(self) -> None:
+        self.mf.close()
+
+    def destroy(self) -> None:
+        self.mf.destroy()
+
+
+class IndexService:
+    """The index files of a store (``IndexService``)."""
+
+    def __init__(self, directory: Path, slot_num: int, index_num: int) -> None:
+        self.directory = directory
+        self.slot_num = slot_num
+        self.index_num = index_num
+        self.files: list[IndexFile] = []
+        #: set when an index file could not be created; the index stops growing
+        self.failed = False
+
+    def load(self) -> None:
+        if not self.directory.is_dir():
+            return
+        size = _H + self.slot_num * _SLOT + self.index_num * _ENTRY
+        for name in sorted(os.listdir(self.directory)):
+            path = self.directory / name
+            if not path.is_file():
+                continue
+            if path.stat().st_size != size:
+                raise StoreError(f"{path}: {path.stat().st_size} bytes, but maxHashSlotNum/maxIndexNum "
+                                 f"give {size}; index files must match the configuration")
+            self.files.append(IndexFile(path, self.slot_num, self.index_num, create=False))
+
+    # ------------------------------------------------------------------ write
+    def _create(self, prev: IndexFile | None) -> IndexFile:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        now = int(time.time() * 1000)
+        path = self.directory / _codec.index_file_name(now)
+        while path.exists() or any(f.name == path.name for f in self.files):
+            now += 1
+            path = self.directory / _codec.index_file_name(now)
+        f = IndexFile(path, self.slot_num, self.index_num, create=True,
+                      end_phy_offset=prev.h.end_phy_offset if prev else 0,
+                      end_timestamp=prev.h.end_timestamp if prev else 0)
+        self.files.append(f)
+        return f
+
+    def _last_or_create(self) -> IndexFile:
+        last = self.files[-1] if self.files else None
+        if last is not None and not last.is_write_full:
+            return last
+        return self._create(last)
+
+    def build_index(self, topic: str, commit_offset: int, store_timestamp: int, keys: str | None,
+                    uniq_key: str | None, rolled_back: bool) -> None:
+        """Index one dispatched record (``IndexService.buildIndex``)."""
+        if self.failed or rolled_back:
+            return
+        try:
+            f = self._last_or_create()
+        except (OSError, StoreError) as exc:
+            log.error("cannot create an index file: %s; the index stops here", exc)
+            self.failed = True
+            return
+        # Java skips offsets below the file's end; an offset equal to it was indexed already
+        # when the file has entries (a record dispatched again after recovery)
+        end = f.h.end_phy_offset
+        if commit_offset < end or (f.h.index_count > 1 and commit_offset <= end):
+            return
+        if uniq_key:
+            f = self._put(f, f"{topic}#{uniq_key}", commit_offset, store_timestamp)
+        if keys:
+            for key in keys.split(_codec.KEY_SEPARATOR):
+                if key:
+                    f = self._put(f, f"{topic}#{key}", commit_offset, store_timestamp)
+        f.write_header()
+
+    def _put(self, f: IndexFile, key: str, offset: int, ts: int) -> IndexFile:
+        while not f.put_key(key, offset, ts, write_header=False):
+            f.write_header()
+            f = self._create(f)
+        return f
+
+    # ------------------------------------------------------------------ read
+    def query_offset(self, topic: str, key: str, max_num: int, begin: int,
+                     end: int) -> tuple[list[int], int, int]:
+        """(offsets, index last update timestamp, index last update offset) (``queryOffset``)."""
+        out: list[int] = []
+        last_ts = last_phy = 0
+        for i in range(len(self.files) - 1, -1, -1):
+            f = self.files[i]
+            if i == len(self.files) - 1:
+                last_ts, last_phy = f.h.end_timestamp, f.h.end_phy_offset
+            if f.is_time_matched(begin, end):
+                f.select(out, f"{topic}#{key}", max_num, begin, end)
+            if f.h.begin_timestamp < begin or len(out) >= max_num:
+                break
+        return out, last_ts, last_phy
+
+    # ------------------------------------------------------------------ maintenance
+    def truncate(self, phy_offset: int, store_time_of: Callable[[int], int] | None = None) -> None:
+        """Forget every entry that points at or after ``phy_offset``."""
+        while self.files:
+            f = self.files[-1]
+            f.truncate(phy_offset, store_time_of)
+            if f.h.index_count > 1 or len(self.files) == 1:
+                break
+            prev = self.files[-2]
+            if prev.h.end_phy_offset < phy_offset:
+                break
+            f.destroy()
+            self.files.pop()
+
+    def delete_expired(self, offset: int) -> int:
+        """Delete the files (never the last) that end before ``offset`` (``deleteExpiredFile``)."""
+        if not self.files or self.files[0].h.end_phy_offset >= offset:
+            return 0
+        gone = []
+        for f in self.files[:-1]:
+            if f.h.end_phy_offset < offset:
+                gone.append(f)
+            else:
+                break
+        for f in gone:
+            f.destroy()
+        self.files = self.files[len(gone):]
+        return len(gone)
+
+    def dirty_files(self) -> list[IndexFile]:
+        return [f for f in self.files if f.dirty]
+
+    def last_end_timestamp(self) -> int:
+        return self.files[-1].h.end_timestamp if self.files else 0
+
+    def close(self) -> None:
+        for f in self.files:
+            f.close()
+
+    def destroy(self) -> None:
+        for f in self.files:
+            f.destroy()
+        self.files = []
