@@ -187,6 +187,12 @@ def _host_bytes(host: str) -> bytes:
         raise EncodeError(f"{host!r} is not an IPv4 or IPv6 address literal", field="host") from None
 
 
+@functools.lru_cache(maxsize=1024)
+def _canonical_host(host: str) -> str:
+    """The address as decoding spells it (``inet_ntop``), so built and decoded records compare equal."""
+    return _host_str(_host_bytes(host))
+
+
 def _host_str(raw: bytes) -> str:
     return socket.inet_ntoa(raw) if len(raw) == 4 else socket.inet_ntop(socket.AF_INET6, raw)
 
@@ -221,9 +227,9 @@ def _check_int(name: str, v: object, rng: tuple[int, int]) -> int:
 def _check_host(name: str, v: object) -> HostPort:
     if not (isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str)):
         raise EncodeError(f"{name} must be (host, port), got {v!r}", field=name)
-    _host_bytes(v[0])
+    host = _canonical_host(v[0])
     _check_int(f"{name}.port", v[1], _INT32)
-    return v if isinstance(v, HostPort) else HostPort(v[0], v[1])
+    return v if isinstance(v, HostPort) and host == v[0] else HostPort(host, v[1])
 
 
 _INT32_FIELDS = ("queue_id", "flag", "sys_flag", "reconsume_times")
@@ -240,7 +246,8 @@ class StoredMessage:
     ``properties_text`` from ``properties`` (4.9.x form, mapping order), and the IPv6 bits of
     ``sys_flag`` from the hosts (``CommitLog.putMessage`` sets them the same way). Given both,
     ``properties_text`` is the authority and ``properties`` must match what it decodes to.
-    Afterwards ``properties`` always equals ``decode_properties(properties_text)``.
+    Afterwards ``properties`` always equals ``decode_properties(properties_text)``, and hosts are
+    spelled as decoding spells them (``::1``, ``::ffff:10.0.0.1``).
 
     ``body`` is the stored body, compressed when ``sys_flag`` says so; see
     :meth:`decompressed_body`. A record that could not be encoded cannot be built.
