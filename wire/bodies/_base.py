@@ -67,6 +67,7 @@ __all__ = [
     "join",
     "prop",
     "type_error",
+    "utf8",
 ]
 
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")
@@ -159,15 +160,11 @@ class Integer(Kind):
         elif isinstance(value, int):
             number = value
         elif isinstance(value, Decimal):
-            if not value.is_finite():
-                raise type_error(path, self.expected, value)
-            number = int(value)  # BigDecimal.intValue/longValue truncates
-        elif isinstance(value, str) and _INT_TEXT.fullmatch(value.strip()):
-            number = int(value.strip())
+            number = self._truncate(value, path)
         elif isinstance(value, str) and _NUMBER_TEXT.fullmatch(value.strip()):
             try:
-                number = int(Decimal(value.strip()))
-            except (InvalidOperation, ValueError, OverflowError):
+                number = self._truncate(Decimal(value.strip()), path)
+            except InvalidOperation:
                 raise type_error(path, self.expected, value) from None
         else:
             raise type_error(path, self.expected, value)
@@ -176,6 +173,13 @@ class Integer(Kind):
             raise DecodeError(f"{path}: {number} does not fit in {self.bits} bits", field=path,
                               expected=self.expected, found=number)
         return number
+
+    def _truncate(self, value: Decimal, path: str) -> int:
+        # BigDecimal.intValue/longValue truncates; huge exponents are out of range before int()
+        if not value.is_finite() or value.adjusted() > 40:
+            raise DecodeError(f"{path}: {value} does not fit in {self.bits} bits", field=path,
+                              expected=self.expected, found=str(value)[:40])
+        return int(value)
 
     def sort_key(self, value: Any) -> Any:
         return value
@@ -359,9 +363,10 @@ class IntKey(Kind):
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise type_error(path, self.expected, value)
         if isinstance(value, str):
-            if not _INT_TEXT.fullmatch(value.strip()):
+            text = value.strip()
+            if not _INT_TEXT.fullmatch(text) or len(text) > 40:
                 raise type_error(path, self.expected, value)
-            value = int(value.strip())
+            value = int(text)
         limit = 1 << (self.bits - 1)
         if not -limit <= value < limit:
             raise DecodeError(f"{path}: key {value} does not fit in {self.bits} bits", field=path,
@@ -413,6 +418,14 @@ def body_props(cls: type[JsonBody]) -> tuple[_Prop, ...]:
     return props
 
 
+def utf8(text: str, what: str) -> bytes:
+    """``text`` as UTF-8; a lone surrogate (which Java would turn into '?') is an EncodeError."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise EncodeError(f"{what}: a string holds a lone surrogate ({text[exc.start:exc.end]!r})") from None
+
+
 def _empty() -> FrozenObject:
     return FrozenObject({})
 
@@ -436,16 +449,19 @@ class JsonBody:
     @classmethod
     def decode(cls, data: bytes | bytearray | memoryview | str) -> Self:
         """Read the body from fastjson text (standard or fastjson's own form)."""
-        return cls.from_json(fastjson.loads(data, what=cls.WHAT or cls.__name__), "")
+        return cls.from_json_checked(fastjson.loads(data, what=cls.WHAT or cls.__name__))
+
+    @classmethod
+    def from_json_checked(cls, value: Any) -> Self:
+        """:meth:`from_json` for untrusted values: very deep ``extra`` values give DecodeError too."""
+        try:
+            return cls.from_json(value, "")
+        except RecursionError:
+            raise DecodeError(f"{cls.__name__}: nesting too deep", field=cls.__name__) from None
 
     def encode(self, *, standard: bool = False) -> bytes:
         """Write the body as fastjson does; ``standard`` selects RocketMQ's standard-JSON features."""
-        text = fastjson.dumps(self.to_json(standard=standard), standard=standard)
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise EncodeError(f"{type(self).__name__}: a string holds a lone surrogate "
-                              f"({text[exc.start:exc.end]!r})") from None
+        return utf8(fastjson.dumps(self.to_json(standard=standard), standard=standard), type(self).__name__)
 
     @classmethod
     def from_json(cls, value: Any, path: str = "") -> Self:

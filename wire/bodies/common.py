@@ -16,7 +16,7 @@ from typing import Any, Self
 from .. import fastjson
 from ..errors import DecodeError
 from ..fastjson import FrozenObject, java_string_order
-from ._base import INT, LONG, STR, STR_LIST, STR_MAP, JsonBody, Kind, Seq, prop, type_error
+from ._base import INT, LONG, STR, STR_LIST, STR_MAP, JsonBody, Kind, Seq, prop, type_error, utf8
 
 __all__ = [
     "MESSAGE_QUEUE_KEY",
@@ -125,4 +125,4 @@ class BrokerNameList:
         return cls(tuple(_NAMES.load(value, "") or ()))
 
     def encode(self, *, standard: bool = False) -> bytes:
-        return fastjson.dumps(list(self.names), standard=standard).encode("utf-8")
+        return utf8(fastjson.dumps(list(self.names), standard=standard), "BrokerNameList")

@@ -46,6 +46,7 @@ from construct import (
 
 from .. import fastjson
 from ..errors import DecodeError, EncodeError, TrailingBytes, Truncated
+from ..fastjson import FrozenObject
 from ._base import (
     BOOL,
     INT,
@@ -61,6 +62,7 @@ from ._base import (
     Obj,
     Seq,
     prop,
+    utf8,
 )
 from .common import DataVersion
 from .route import TopicQueueMappingDetail, TopicQueueMappingInfo
@@ -144,7 +146,8 @@ class TopicConfig(JsonBody):
         numbers = []
         for i, name in ((1, "readQueueNums"), (2, "writeQueueNums"), (3, "perm")):
             # mirrors Integer.parseInt
-            if not _INT_TEXT.fullmatch(parts[i]) or not -(2**31) <= int(parts[i]) < 2**31:
+            text = parts[i]
+            if not _INT_TEXT.fullmatch(text) or len(text) > 12 or not -(2**31) <= int(text) < 2**31:
                 raise DecodeError(f"{path}.{name}: {parts[i][:20]!r} is not an int", field=f"{path}.{name}",
                                   expected="an int", found=parts[i][:20])
             numbers.append(int(parts[i]))
@@ -248,12 +251,12 @@ class RegisterBrokerBody(JsonBody):
     @classmethod
     def decode(cls, data: bytes | bytearray | memoryview | str, *, compressed: bool = False) -> Self:
         if not compressed:
-            return cls.from_json(fastjson.loads(data, what="RegisterBrokerBody"), "")
+            return cls.from_json_checked(fastjson.loads(data, what="RegisterBrokerBody"))
         raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
         inflated = _inflate(raw)
         try:
             parsed = REGISTER_BROKER_BODY_INFLATED.parse(inflated)
-        except ConstructError as exc:
+        except (ConstructError, ValueError, OverflowError, IndexError, KeyError, struct.error) as exc:
             raise DecodeError(f"inflated register body: {exc}", field=f"inflated.{_construct_path(exc)}",
                               expected="RegisterBrokerBody sections") from None
         version = DataVersion.from_json(_json_section(parsed.data_version, "dataVersion"), "dataVersion")
@@ -283,8 +286,9 @@ class RegisterBrokerBody(JsonBody):
         infos = wrapper.topic_queue_mapping_info_map
         sections = {
             "data_version": version.encode(),
-            "topic_configs": [c.encode_text().encode("utf-8") for c in wrapper.topic_config_table.values()],
-            "filter_server_list": fastjson.dumps(list(self.filter_server_list)).encode("utf-8"),
+            "topic_configs": [utf8(c.encode_text(), "topicConfig")
+                              for c in wrapper.topic_config_table.values()],
+            "filter_server_list": utf8(fastjson.dumps(list(self.filter_server_list)), "filterServerList"),
             "mapping_count": None if infos is None else len(infos),
             "topic_queue_mapping_infos": None if infos is None else [i.encode() for i in infos.values()],
         }
@@ -295,12 +299,21 @@ class RegisterBrokerBody(JsonBody):
         return zlib.compress(inflated, 9)  # Deflater(BEST_COMPRESSION), zlib wrapper
 
     def without_compressed_losses(self) -> Self:
-        """This body as it reads back from the compressed form (no topicSysFlag/order, no detail map)."""
+        """This body as it reads back from the compressed form.
+
+        The topic configs lose ``topicSysFlag``, ``order`` and unknown properties and are keyed
+        by their names; the wrapper keeps only the data version and the mapping infos.
+        """
         wrapper = self.topic_config_serialize_wrapper
-        table = {k: replace(v, topic_sys_flag=0, order=False) for k, v in wrapper.topic_config_table.items()}
-        return replace(self, topic_config_serialize_wrapper=TopicConfigSerializeWrapper(
-            topic_config_table=table, data_version=wrapper.data_version or DataVersion(),
-            topic_queue_mapping_info_map=wrapper.topic_queue_mapping_info_map))
+        table = {v.topic_name or "": replace(v, topic_sys_flag=0, order=False, extra=FrozenObject({}))
+                 for v in wrapper.topic_config_table.values()}
+        infos = wrapper.topic_queue_mapping_info_map
+        return type(self)(
+            topic_config_serialize_wrapper=TopicConfigSerializeWrapper(
+                topic_config_table=table, data_version=wrapper.data_version or DataVersion(),
+                topic_queue_mapping_info_map=None if infos is None else {
+                    i.topic or "": i for i in infos.values()}),
+            filter_server_list=self.filter_server_list)
 
 
 def _construct_path(exc: ConstructError) -> str:
