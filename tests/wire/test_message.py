@@ -196,6 +196,16 @@ def test_record_vector_encodes(path: Path) -> None:
     assert encode_stored_message(auto) == data
 
 
+@pytest.mark.parametrize("path", RECORD_VECTORS, ids=lambda p: p.stem)
+def test_compiled_declaration_agrees(path: Path) -> None:
+    from wire.message import STORED_MESSAGE
+
+    data = _vector_bytes(_json(path))
+    assert STORED_MESSAGE.compile().parse(data) == STORED_MESSAGE.parse(data)
+    c = STORED_MESSAGE.parse(data)
+    assert STORED_MESSAGE.build(c) == data
+
+
 def test_worked_example_is_124_bytes_with_crc_77d18982() -> None:
     vec = _json(VECTORS / "records" / "worked-example-v1-ipv4.json")
     data = _vector_bytes(vec)

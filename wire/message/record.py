@@ -53,8 +53,8 @@ from typing import Any, NamedTuple
 
 from construct import (
     Bytes,
+    Check,
     ConstructError,
-    Error,
     IfThenElse,
     Int8sb,
     Int16sb,
@@ -63,7 +63,6 @@ from construct import (
     Int64sb,
     Rebuild,
     Struct,
-    Switch,
     Terminated,
     len_,
     this,
@@ -133,6 +132,7 @@ _HOST_V6 = Struct("address" / Bytes(16), "port" / Int32sb)
 STORED_MESSAGE = Struct(
     "total_size" / Int32sb,
     "magic" / Int32ub,
+    Check((this.magic == MESSAGE_MAGIC_CODE) | (this.magic == MESSAGE_MAGIC_CODE_V2)),
     "body_crc" / Int32sb,
     "queue_id" / Int32sb,
     "flag" / Int32sb,
@@ -148,10 +148,9 @@ STORED_MESSAGE = Struct(
     "body_length" / Rebuild(Int32sb, len_(this.body)),
     "body" / Bytes(this.body_length),
     # MessageVersion.getTopicLengthSize: a signed byte in v1, a short in v2
-    "topic_length" / Switch(this.magic, {
-        MESSAGE_MAGIC_CODE: Rebuild(Int8sb, len_(this.topic)),
-        MESSAGE_MAGIC_CODE_V2: Rebuild(Int16sb, len_(this.topic)),
-    }, default=Error),
+    "topic_length" / IfThenElse(this.magic == MESSAGE_MAGIC_CODE_V2,
+                                Rebuild(Int16sb, len_(this.topic)),
+                                Rebuild(Int8sb, len_(this.topic))),
     "topic" / Bytes(this.topic_length),
     "properties_length" / Rebuild(Int16sb, len_(this.properties)),
     "properties" / Bytes(this.properties_length),
