@@ -380,6 +380,21 @@ def scan_commitlog(data: Buffer, base_offset: int = 0, *,
 
 # ---------------------------------------------------------------------- checkpoint
 
+_CHECKPOINT_FIELDS = struct.Struct(">5q")
+_INDEX_HEADER_FIELDS = struct.Struct(">4q2i")
+_INDEX_ENTRY_FIELDS = struct.Struct(">iqii")
+
+
+def _fits(layout: struct.Struct, view: Any, what: str) -> None:
+    """W9: a view whose fields do not fit their widths cannot be built."""
+    values = [getattr(view, f) for f in view.__dataclass_fields__]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise EncodeError(f"{what}: fields must be ints, got {values!r}", field=what)
+    try:
+        layout.pack(*values)
+    except struct.error:
+        raise EncodeError(f"{what}: a field does not fit its width: {values!r}", field=what) from None
+
 #: The ``checkpoint`` file (``StoreCheckpoint.flush``): five int64 at fixed offsets in a 4 KiB page.
 STORE_CHECKPOINT = Struct(
     "physic_msg_timestamp" / Int64sb,
@@ -403,6 +418,9 @@ class StoreCheckpoint:
     master_flushed_offset: int = 0
     #: 5.1.1+
     confirm_phy_offset: int = 0
+
+    def __post_init__(self) -> None:
+        _fits(_CHECKPOINT_FIELDS, self, "checkpoint")
 
     @property
     def min_timestamp(self) -> int:
@@ -487,6 +505,9 @@ class IndexHeader:
     hash_slot_count: int = 0
     index_count: int = 0
 
+    def __post_init__(self) -> None:
+        _fits(_INDEX_HEADER_FIELDS, self, "indexHeader")
+
 
 @dataclass(frozen=True, slots=True)
 class IndexEntry:
@@ -497,6 +518,9 @@ class IndexEntry:
     phy_offset: int
     time_diff: int
     prev_index: int
+
+    def __post_init__(self) -> None:
+        _fits(_INDEX_ENTRY_FIELDS, self, "indexEntry")
 
 
 def _parse(fmt: Struct, data: Buffer, offset: int, size: int, what: str) -> Any:
