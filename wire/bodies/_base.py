@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
 from .. import fastjson
 from ..errors import DecodeError, EncodeError
@@ -443,13 +443,10 @@ class JsonBody:
 
     extra: Mapping[Any, Any] = field(default_factory=_empty, repr=False)
 
-    #: what the body is called in error messages
-    WHAT: ClassVar[str] = ""
-
     @classmethod
     def decode(cls, data: bytes | bytearray | memoryview | str) -> Self:
         """Read the body from fastjson text (standard or fastjson's own form)."""
-        return cls.from_json_checked(fastjson.loads(data, what=cls.WHAT or cls.__name__))
+        return cls.from_json_checked(fastjson.loads(data, what=cls.__name__))
 
     @classmethod
     def from_json_checked(cls, value: Any) -> Self:
