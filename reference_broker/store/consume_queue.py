@@ -118,6 +118,9 @@ class ConsumeQueue:
         f = self.files.first()
         if f is None:
             return
+        # Java leaves the minimum where it was when no unit of the first file qualifies, even
+        # below that file's start after the files before it were deleted; nothing is there
+        self.min_logic_offset = max(self.min_logic_offset, f.file_from_offset)
         for at, offset, size, _ in _codec.iter_cq_units(f.mm, 0, f.wrote_position):
             if offset >= phy_min and not _is_filler(offset, size):
                 self.min_logic_offset = f.file_from_offset + at

@@ -1,0 +1,289 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Start-up after a clean shutdown and after a crash: a store directory copied while the store
+runs, torn tails (garbage, a record cut in the middle), lost consume queues and index, and a real
+child process killed with SIGKILL in SYNC_FLUSH mode."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from reference_broker.store import GetStatus, MessageStore, PutStatus, StoreConfig, StoreError
+from tests.store.storeutil import (
+    commitlog_files,
+    cq_units,
+    message,
+    run,
+    scan_files,
+    tree_bytes,
+)
+from wire.message import StoredMessage, decode_stored_message
+from wire.store import Problem, ProblemKind
+
+ROOT = Path(__file__).resolve().parents[2]
+FAR = 2**62
+
+
+def _fill(s: MessageStore, n: int, start: int = 0):
+    async def go():
+        out = []
+        for i in range(start, start + n):
+            if i % 7 == 6:
+                out.append(await s.put_messages([message(queue_id=i % 3, body=b"batch %d.%d" % (i, k),
+                                                         uniq=f"B{i}.{k}") for k in range(3)]))
+            else:
+                out.append(await s.put_message(message(queue_id=i % 3, body=b"msg %d" % i, keys=f"key{i}",
+                                                       uniq=f"U{i}", tags=f"tag{i % 2}")))
+        return out
+    return go()
+
+
+def _all_bodies(s: MessageStore, queues=range(3)) -> dict[int, list[bytes]]:
+    out = {}
+    for q in queues:
+        bodies, offset = [], s.min_offset("TopicTest", q)
+        while True:
+            r = s.get_messages("g", "TopicTest", q, offset, 32)
+            if r.status is not GetStatus.FOUND:
+                break
+            bodies += [decode_stored_message(m).body for m in r.messages]
+            offset = r.next_begin_offset
+        out[q] = bodies
+    return out
+
+
+def _copy_while_running(cfg: StoreConfig, dest: Path) -> StoreConfig:
+    shutil.copytree(cfg.root, dest)
+    return StoreConfig(**{**cfg.__dict__, "root": dest, "commitlog_dir": dest / "commitlog"})
+
+
+def test_clean_restart_goes_on_where_it_stopped(cfg: StoreConfig) -> None:
+    async def first():
+        async with MessageStore(cfg) as s:
+            assert cfg.abort_path.exists() and s.last_exit_ok is True
+            await _fill(s, 40)
+            return _all_bodies(s), s.commitlog_max_offset(), [s.max_offset("TopicTest", q) for q in range(3)]
+    bodies, end, maxes = run(first())
+    assert not cfg.abort_path.exists()
+
+    async def second():
+        async with MessageStore(cfg) as s:
+            again = _all_bodies(s), s.commitlog_max_offset(), [s.max_offset("TopicTest", q) for q in range(3)]
+            r = await s.put_message(message(queue_id=1, body=b"after restart"))
+            return s.last_exit_ok, again, r, s.query_message("TopicTest", "key5", 32, 0, FAR)
+    ok, again, r, found = run(second())
+    assert ok is True and again == (bodies, end, maxes)
+    assert r.wrote_offset == end and r.queue_offset == maxes[1]
+    assert [decode_stored_message(m).body for m in found] == [b"msg 5"]
+
+
+def test_a_second_store_on_the_same_directory_is_refused(cfg: StoreConfig) -> None:
+    async def go():
+        async with MessageStore(cfg):
+            with pytest.raises(StoreError, match="in use"):
+                await MessageStore(cfg).start()
+    run(go())
+
+
+def test_files_of_another_size_are_refused(cfg: StoreConfig) -> None:
+    cfg.commitlog_dir.mkdir(parents=True)
+    (cfg.commitlog_dir / f"{0:020d}").write_bytes(b"\0" * 1000)
+    with pytest.raises(StoreError, match="1000 bytes"):
+        run(MessageStore(cfg).start())
+
+
+def test_crash_copy_recovers_everything(cfg: StoreConfig, tmp_path: Path) -> None:
+    async def go():
+        async with MessageStore(cfg) as s:
+            await _fill(s, 50)
+            copy = _copy_while_running(cfg, tmp_path / "crashed")
+            return copy, _all_bodies(s), s.commitlog_max_offset(), tree_bytes(cfg.consumequeue_dir)
+    copy, bodies, end, queues = run(go())
+    assert copy.abort_path.exists()
+
+    async def recover():
+        async with MessageStore(copy) as s:
+            return s.last_exit_ok, _all_bodies(s), s.commitlog_max_offset()
+    ok, again, end2 = run(recover())
+    assert ok is False and again == bodies and end2 == end
+    assert tree_bytes(copy.consumequeue_dir) == queues
+
+
+def test_garbage_after_the_end_is_cleared(cfg: StoreConfig, tmp_path: Path) -> None:
+    async def go():
+        async with MessageStore(cfg) as s:
+            await _fill(s, 20)
+            return _copy_while_running(cfg, tmp_path / "torn"), s.commitlog_max_offset(), _all_bodies(s)
+    copy, end, bodies = run(go())
+    last = commitlog_files(copy)[-1]
+    with open(last, "r+b") as fh:
+        fh.seek(end - int(last.name))
+        fh.write(os.urandom(300))
+
+    async def recover():
+        async with MessageStore(copy) as s:
+            state = s.commitlog_max_offset(), _all_bodies(s)
+            r = await s.put_message(message(queue_id=0, body=b"next"))
+            return state, r
+    (end2, again), r = run(recover())
+    assert end2 == end and again == bodies
+    assert r.wrote_offset == end
+    items = scan_files(copy)
+    assert isinstance(items[-1][1], Problem) and items[-1][1].kind is ProblemKind.ZERO_TAIL
+    tail = last.read_bytes()[end - int(last.name) + r.wrote_bytes:]
+    assert tail == bytes(len(tail))
+
+
+def test_a_record_cut_in_the_middle_is_dropped_with_its_queue_unit_and_keys(cfg: StoreConfig,
+                                                                           tmp_path: Path) -> None:
+    async def go():
+        async with MessageStore(cfg) as s:
+            await _fill(s, 20)
+            r = await s.put_message(message(queue_id=2, body=b"torn" * 30, keys="tornkey", uniq="TORN"))
+            return _copy_while_running(cfg, tmp_path / "cut"), r, s.max_offset("TopicTest", 2), _all_bodies(s)
+    copy, torn, max2, bodies = run(go())
+    last = commitlog_files(copy)[-1]
+    pos = torn.wrote_offset - int(last.name)
+    with open(last, "r+b") as fh:  # the second half of the record never reached the disk
+        fh.seek(pos + torn.wrote_bytes // 2)
+        fh.write(bytes(torn.wrote_bytes - torn.wrote_bytes // 2))
+
+    async def recover():
+        async with MessageStore(copy) as s:
+            state = (s.commitlog_max_offset(), s.max_offset("TopicTest", 2), _all_bodies(s),
+                     s.query_message("TopicTest", "tornkey", 32, 0, FAR),
+                     s.query_message("TopicTest", "TORN", 32, 0, FAR))
+            r = await s.put_message(message(queue_id=2, body=b"replacement", keys="tornkey"))
+            return state, r, s.query_message("TopicTest", "tornkey", 32, 0, FAR)
+    (end, qmax, again, by_key, by_uniq), r, after = run(recover())
+    assert end == torn.wrote_offset and qmax == max2 - 1
+    bodies[2].pop()
+    assert again == bodies
+    assert by_key == [] and by_uniq == []
+    assert len(cq_units(copy, "TopicTest", 2)) == qmax + 1  # the new one
+    assert (r.wrote_offset, r.queue_offset) == (torn.wrote_offset, torn.queue_offset)
+    assert [decode_stored_message(m).body for m in after] == [b"replacement"]
+
+
+def test_lost_consume_queues_and_index_are_rebuilt(cfg: StoreConfig, tmp_path: Path) -> None:
+    async def go():
+        async with MessageStore(cfg) as s:
+            await _fill(s, 45)
+            return _copy_while_running(cfg, tmp_path / "lost"), tree_bytes(cfg.consumequeue_dir)
+    copy, queues = run(go())
+    shutil.rmtree(copy.consumequeue_dir)
+    shutil.rmtree(copy.index_dir)
+    async def recover():
+        async with MessageStore(copy) as s:
+            return s.query_message("TopicTest", "key33", 32, 0, FAR), s.query_message("TopicTest", "B27.1", 32, 0, FAR)
+    by_key, by_uniq = run(recover())
+    assert tree_bytes(copy.consumequeue_dir) == queues
+    assert [decode_stored_message(m).body for m in by_key] == [b"msg 33"]
+    assert [decode_stored_message(m).body for m in by_uniq] == [b"batch 27.1"]
+
+
+def test_consume_queues_ahead_of_the_commitlog_are_cut_back(cfg: StoreConfig, tmp_path: Path) -> None:
+    async def go():
+        async with MessageStore(cfg) as s:
+            rs = await _fill(s, 30)
+            return _copy_while_running(cfg, tmp_path / "ahead"), rs
+    copy, rs = run(go())
+    # the CommitLog lost its last three puts; the queues and index still point at them
+    cut = rs[-3].wrote_offset
+    for p in commitlog_files(copy):
+        start = int(p.name)
+        if start + p.stat().st_size > cut:
+            data = bytearray(p.read_bytes())
+            keep = max(0, cut - start)
+            data[keep:] = bytes(len(data) - keep)
+            p.write_bytes(bytes(data))
+    async def recover():
+        async with MessageStore(copy) as s:
+            return s.commitlog_max_offset(), [s.max_offset("TopicTest", q) for q in range(3)]
+    end, maxes = run(recover())
+    records = [m for _, m in scan_files(copy) if isinstance(m, StoredMessage)]
+    assert end == cut
+    assert maxes == [sum(1 for m in records if m.queue_id == q) for q in range(3)]
+    for q in range(3):
+        assert all(o < cut for o, _, _ in cq_units(copy, "TopicTest", q))
+
+
+CHILD = textwrap.dedent("""
+    import asyncio, sys
+    from reference_broker.store import MessageStore, MessageToStore, PutStatus, StoreConfig
+
+    async def producer(s, q):
+        i = 0
+        while True:
+            body = b"crash q%d n%06d " % (q, i) + bytes(97 * (i % 5))
+            r = await s.put_message(MessageToStore("Crash", q, body, 1, ("127.0.0.1", 9), properties={"KEYS": f"c{q}-{i}"}))
+            if r.status is PutStatus.PUT_OK:
+                print(q, r.queue_offset, r.wrote_offset, body.hex(), flush=True)
+            i += 1
+
+    async def main(root):
+        cfg = StoreConfig.for_directory(root, mapped_file_size_commitlog=32 * 1024,
+                                        mapped_file_size_consume_queue=50 * 20, flush_disk_type="SYNC_FLUSH",
+                                        max_hash_slot_num=101, max_index_num=1000)
+        async with MessageStore(cfg) as s:
+            print("ready", flush=True)
+            await asyncio.gather(*(producer(s, q) for q in range(4)))
+
+    asyncio.run(main(sys.argv[1]))
+""")
+
+
+@pytest.mark.slow
+def test_sigkill_in_sync_flush_loses_no_acknowledged_message(tmp_path: Path) -> None:
+    root = tmp_path / "killed"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(root)], stdout=subprocess.PIPE, env=env,
+                            cwd=ROOT, text=True)
+    assert proc.stdout is not None
+    acks: list[str] = []
+    deadline = time.monotonic() + 60
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        while len(acks) < 600 and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            acks.append(line)
+        os.kill(proc.pid, signal.SIGKILL)
+        acks += proc.stdout.readlines()  # acknowledged before the kill, still in the pipe
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+    assert proc.returncode == -signal.SIGKILL
+    assert len(acks) >= 600
+    cfg = StoreConfig.for_directory(root, mapped_file_size_commitlog=32 * 1024,
+                                    mapped_file_size_consume_queue=50 * 20, flush_disk_type="SYNC_FLUSH",
+                                    max_hash_slot_num=101, max_index_num=1000)
+    assert len(commitlog_files(cfg)) > 3 and cfg.abort_path.exists()
+
+    async def recover():
+        async with MessageStore(cfg) as s:
+            missing = []
+            for line in acks:
+                q, qo, wrote, body = line.split()
+                r = s.get_messages("g", "Crash", int(q), int(qo), 1)
+                if r.status is not GetStatus.FOUND or decode_stored_message(r.messages[0]).body.hex() != body \
+                        or s.lookup_message(int(wrote)) != r.messages[0]:
+                    missing.append(line)
+            q0 = s.max_offset("Crash", 0)
+            r = await s.put_message(message(topic="Crash", queue_id=0, body=b"after the crash"))
+            key = line.split()
+            return s.last_exit_ok, missing, q0, r, s.query_message("Crash", f"c{key[0]}-0", 32, 0, FAR)
+    ok, missing, q0, r, found = run(recover())
+    assert ok is False and missing == []
+    assert r.status is PutStatus.PUT_OK and r.queue_offset == q0
+    assert len(found) == 1
