@@ -1,0 +1,401 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The name server's route tables: which brokers live, where, and which topics they serve.
+
+Theory of operation
+-------------------
+:class:`RouteInfoManager` mirrors ``namesrv/routeinfo/RouteInfoManager.java`` (4.9.8) as pure
+state: no sockets, no tasks, no clock of its own (``clock`` is injected, so tests move time by
+hand). Five tables, keyed as in Java:
+
+* ``topic_queue_table``: topic → broker name → :class:`wire.bodies.QueueData`;
+* ``broker_addr_table``: broker name → :class:`BrokerEntry` (cluster, broker id → address);
+* ``cluster_addr_table``: cluster → set of broker names;
+* ``broker_live_table``: broker address → :class:`BrokerLiveInfo` (last registration time,
+  data version, the connection that carried the registration, HA address);
+* ``filter_server_table``: broker address → filter server addresses.
+
+A broker is alive while it keeps registering. :meth:`RouteInfoManager.scan_not_active_broker`
+drops those whose last registration is older than the expiry, and
+:meth:`RouteInfoManager.on_channel_destroy` drops the broker whose registration came over a
+connection that closed (Java's ``BrokerHousekeepingService``). Dropping a broker address removes
+its id from the broker name; only when no address is left does the broker name leave its
+cluster and its queue data leave every topic. So a master that goes away leaves its slaves, and
+the topics, listed under the broker name.
+
+Every table is a :class:`~reference_broker.namesrv.hashorder.JavaHashMap` created with Java's
+initial capacity, so whatever we serialise from them comes out in the order fastjson would
+write the Java ``HashMap``/``HashSet``.
+
+"Channels" are opaque here: any object identifying a connection (the server passes its
+``RemotingConnection``). The manager never closes them; :meth:`scan_not_active_broker` returns
+the ones to close.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from wire.bodies import (
+    BrokerData,
+    ClusterInfo,
+    DataVersion,
+    QueueData,
+    TopicConfig,
+    TopicList,
+    TopicRouteData,
+)
+
+from .hashorder import JavaHashMap
+
+__all__ = [
+    "MASTER_ID",
+    "PERM_READ",
+    "PERM_WRITE",
+    "BrokerEntry",
+    "BrokerLiveInfo",
+    "RegisterBrokerResult",
+    "RouteInfoManager",
+    "now_ms",
+]
+
+#: ``MixAll.MASTER_ID``: broker id 0 is the master
+MASTER_ID = 0
+#: ``PermName.PERM_READ`` / ``PERM_WRITE``
+PERM_READ = 4
+PERM_WRITE = 2
+#: ``TopicSysFlag`` bits
+FLAG_UNIT = 1
+FLAG_UNIT_SUB = 2
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds (``System.currentTimeMillis``)."""
+    return time.time_ns() // 1_000_000
+
+
+@dataclass
+class BrokerLiveInfo:
+    """``BrokerLiveInfo``: what the name server remembers about one registered broker address."""
+
+    last_update_timestamp: int
+    data_version: DataVersion
+    channel: object | None
+    ha_server_addr: str | None
+
+
+@dataclass
+class BrokerEntry:
+    """``BrokerData`` as the name server keeps it (mutable); :meth:`view` gives the wire body."""
+
+    cluster: str
+    broker_name: str
+    broker_addrs: JavaHashMap[int, str]
+
+    def view(self) -> BrokerData:
+        # pickupTopicRouteData and ClusterInfo hand out copies: later changes do not leak into them
+        return BrokerData(cluster=self.cluster, broker_name=self.broker_name,
+                          broker_addrs=dict(self.broker_addrs.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterBrokerResult:
+    """``RegisterBrokerResult``: for a slave, its master's HA address and address."""
+
+    ha_server_addr: str | None = None
+    master_addr: str | None = None
+
+
+def _same_version(a: DataVersion | None, b: DataVersion | None) -> bool:
+    # mirrors DataVersion.equals (4.9.8): timestamp and counter only
+    if a is None or b is None:
+        return a is b
+    return a.counter == b.counter and a.timestamp == b.timestamp
+
+
+class RouteInfoManager:
+    """The route tables and the operations the request processor needs (see the module notes)."""
+
+    def __init__(self, clock: Callable[[], int] = now_ms) -> None:
+        self.clock = clock
+        self.topic_queue_table: JavaHashMap[str, JavaHashMap[str, QueueData]] = JavaHashMap(1024)
+        self.broker_addr_table: JavaHashMap[str, BrokerEntry] = JavaHashMap(128)
+        self.cluster_addr_table: JavaHashMap[str, JavaHashMap[str, None]] = JavaHashMap(32)
+        self.broker_live_table: JavaHashMap[str, BrokerLiveInfo] = JavaHashMap(256)
+        self.filter_server_table: JavaHashMap[str, tuple[str, ...]] = JavaHashMap(256)
+
+    # ------------------------------------------------------------------ registration
+
+    def register_broker(self, cluster_name: str, broker_addr: str, broker_name: str, broker_id: int,
+                        ha_server_addr: str | None, data_version: DataVersion | None,
+                        topic_configs: Iterable[TopicConfig] | None,
+                        filter_server_list: Sequence[str] | None,
+                        channel: object | None) -> RegisterBrokerResult:
+        """``registerBroker``: record the broker, and its topics if it is a master whose data
+        version changed (or that registers for the first time)."""
+        version = DataVersion(counter=data_version.counter, timestamp=data_version.timestamp) \
+            if data_version is not None else DataVersion(counter=0, timestamp=0)
+        names = self.cluster_addr_table.get(cluster_name)
+        if names is None:
+            names = self.cluster_addr_table[cluster_name] = JavaHashMap()
+        names[broker_name] = None
+
+        register_first = False
+        entry = self.broker_addr_table.get(broker_name)
+        if entry is None:
+            register_first = True
+            entry = BrokerEntry(cluster_name, broker_name, JavaHashMap())
+            self.broker_addr_table[broker_name] = entry
+        addrs = entry.broker_addrs
+        # a slave switched to master re-registers the same address under id 0: one address,
+        # one id (the comment in RouteInfoManager.registerBroker)
+        for bid in list(addrs):
+            if addrs[bid] == broker_addr and bid != broker_id:
+                del addrs[bid]
+        old_addr = addrs.get(broker_id)
+        addrs[broker_id] = broker_addr
+        register_first = register_first or old_addr is None
+
+        if topic_configs is not None and broker_id == MASTER_ID:
+            if self.is_broker_topic_config_changed(broker_addr, version) or register_first:
+                for config in topic_configs:
+                    self._create_and_update_queue_data(broker_name, config)
+
+        self.broker_live_table[broker_addr] = BrokerLiveInfo(self.clock(), version, channel, ha_server_addr)
+
+        if filter_server_list is not None:
+            if not filter_server_list:
+                self.filter_server_table.pop(broker_addr, None)
+            else:
+                self.filter_server_table[broker_addr] = tuple(filter_server_list)
+
+        if broker_id != MASTER_ID:
+            master_addr = addrs.get(MASTER_ID)
+            if master_addr is not None:
+                master = self.broker_live_table.get(master_addr)
+                if master is not None:
+                    return RegisterBrokerResult(master.ha_server_addr, master_addr)
+        return RegisterBrokerResult()
+
+    def _create_and_update_queue_data(self, broker_name: str, config: TopicConfig) -> None:
+        queue_data = QueueData(broker_name=broker_name, read_queue_nums=config.read_queue_nums,
+                               write_queue_nums=config.write_queue_nums, perm=config.perm,
+                               topic_sys_flag=config.topic_sys_flag)
+        topic = config.topic_name or ""
+        table = self.topic_queue_table.get(topic)
+        if table is None:
+            table = self.topic_queue_table[topic] = JavaHashMap()
+        table[broker_name] = queue_data
+
+    def is_broker_topic_config_changed(self, broker_addr: str, data_version: DataVersion | None) -> bool:
+        prev = self.query_broker_topic_config(broker_addr)
+        return prev is None or not _same_version(prev, data_version)
+
+    def query_broker_topic_config(self, broker_addr: str) -> DataVersion | None:
+        live = self.broker_live_table.get(broker_addr)
+        return live.data_version if live is not None else None
+
+    def update_broker_info_update_timestamp(self, broker_addr: str, timestamp: int) -> None:
+        live = self.broker_live_table.get(broker_addr)
+        if live is not None:
+            live.last_update_timestamp = timestamp
+
+    def unregister_broker(self, cluster_name: str, broker_addr: str, broker_name: str,
+                          broker_id: int) -> None:
+        """``unregisterBroker`` (UNREGISTER_BROKER, sent by a broker that shuts down)."""
+        self.broker_live_table.pop(broker_addr, None)
+        self.filter_server_table.pop(broker_addr, None)
+        remove_broker_name = False
+        entry = self.broker_addr_table.get(broker_name)
+        if entry is not None:
+            entry.broker_addrs.pop(broker_id, None)
+            if not entry.broker_addrs:
+                del self.broker_addr_table[broker_name]
+                remove_broker_name = True
+        if remove_broker_name:
+            names = self.cluster_addr_table.get(cluster_name)
+            if names is not None:
+                names.pop(broker_name, None)
+                if not names:
+                    del self.cluster_addr_table[cluster_name]
+            self._remove_topic_by_broker_name(broker_name)
+
+    def _remove_topic_by_broker_name(self, broker_name: str | None) -> None:
+        emptied = []
+        for topic, table in self.topic_queue_table.items():
+            if broker_name is not None:
+                table.pop(broker_name, None)
+            if not table:
+                emptied.append(topic)
+        for topic in emptied:
+            del self.topic_queue_table[topic]
+
+    # ------------------------------------------------------------------ liveness
+
+    def scan_not_active_broker(self, expired_ms: int) -> list[tuple[str, object | None]]:
+        """``scanNotActiveBroker``: drop every broker whose last registration is older than
+        ``expired_ms``; returns ``(address, channel)`` of each, so the caller closes the channels."""
+        removed: list[tuple[str, object | None]] = []
+        now = self.clock()
+        for addr, live in list(self.broker_live_table.items()):
+            if live.last_update_timestamp + expired_ms < now:
+                del self.broker_live_table[addr]
+                removed.append((addr, live.channel))
+                self.on_channel_destroy(addr, live.channel)
+        return removed
+
+    def on_channel_destroy(self, remote_addr: str, channel: object | None) -> None:
+        """``onChannelDestroy``: a connection closed (or expired). The broker registered over it
+        is found by the channel; failing that, ``remote_addr`` is taken as a broker address."""
+        found: str | None = None
+        if channel is not None:
+            for addr, live in self.broker_live_table.items():
+                if live.channel is channel:
+                    found = addr
+                    break
+        if found is None:
+            found = remote_addr
+        if not found:
+            return
+        self.broker_live_table.pop(found, None)
+        self.filter_server_table.pop(found, None)
+        name_found: str | None = None
+        remove_broker_name = False
+        # the same walk as Java: stop at the broker name holding the address; an entry left
+        # without addresses on the way is removed as well
+        for name in list(self.broker_addr_table):
+            if name_found is not None:
+                break
+            entry = self.broker_addr_table[name]
+            for bid, addr in list(entry.broker_addrs.items()):
+                if addr == found:
+                    name_found = entry.broker_name
+                    del entry.broker_addrs[bid]
+                    break
+            if not entry.broker_addrs:
+                remove_broker_name = True
+                del self.broker_addr_table[name]
+        if name_found is not None and remove_broker_name:
+            for cluster, names in list(self.cluster_addr_table.items()):
+                if name_found in names:
+                    del names[name_found]
+                    if not names:
+                        del self.cluster_addr_table[cluster]
+                    break
+        if remove_broker_name:
+            self._remove_topic_by_broker_name(name_found)
+
+    # ------------------------------------------------------------------ admin changes
+
+    def delete_topic(self, topic: str, cluster_name: str | None = None) -> None:
+        """``deleteTopic``: the whole topic, or only its queues on the brokers of one cluster."""
+        if cluster_name is None:
+            self.topic_queue_table.pop(topic, None)
+            return
+        names = self.cluster_addr_table.get(cluster_name)
+        if not names:
+            return
+        table = self.topic_queue_table.get(topic)
+        if table is None:
+            return
+        for name in names:
+            table.pop(name, None)
+        if not table:
+            del self.topic_queue_table[topic]
+
+    def wipe_write_perm_of_broker(self, broker_name: str) -> int:
+        """Clear the write permission of every topic on ``broker_name``; returns how many."""
+        return self._operate_write_perm(broker_name, lambda perm: perm & ~PERM_WRITE)
+
+    def add_write_perm_of_broker(self, broker_name: str) -> int:
+        """Give every topic on ``broker_name`` read and write permission (6); returns how many."""
+        return self._operate_write_perm(broker_name, lambda perm: PERM_READ | PERM_WRITE)
+
+    def _operate_write_perm(self, broker_name: str, change: Callable[[int], int]) -> int:
+        count = 0
+        for table in self.topic_queue_table.values():
+            qd = table.get(broker_name)
+            if qd is not None:
+                table[broker_name] = replace(qd, perm=change(qd.perm))
+                count += 1
+        return count
+
+    # ------------------------------------------------------------------ queries
+
+    def pickup_topic_route_data(self, topic: str) -> TopicRouteData | None:
+        """``pickupTopicRouteData``: the route of ``topic``, or None when it has no queue data or
+        none of its broker names is known."""
+        table = self.topic_queue_table.get(topic)
+        if table is None:
+            return None
+        names: JavaHashMap[str, None] = JavaHashMap(items=((n, None) for n in table))
+        broker_datas = []
+        filter_servers: JavaHashMap[str, tuple[str, ...]] = JavaHashMap()
+        for name in names:
+            entry = self.broker_addr_table.get(name)
+            if entry is None:
+                continue
+            broker_datas.append(entry.view())
+            if self.filter_server_table:
+                for addr in entry.broker_addrs.values():
+                    servers = self.filter_server_table.get(addr)
+                    if servers is not None:
+                        filter_servers[addr] = servers
+        if not broker_datas:
+            return None
+        return TopicRouteData(queue_datas=tuple(table.values()), broker_datas=tuple(broker_datas),
+                              filter_server_table=dict(filter_servers.items()))
+
+    def get_all_cluster_info(self) -> ClusterInfo:
+        return ClusterInfo(
+            broker_addr_table={name: entry.view() for name, entry in self.broker_addr_table.items()},
+            cluster_addr_table={cluster: tuple(names) for cluster, names in self.cluster_addr_table.items()})
+
+    def get_all_topic_list(self) -> TopicList:
+        return _topic_list(self.topic_queue_table)
+
+    def get_topics_by_cluster(self, cluster: str) -> TopicList:
+        found: list[str] = []
+        for name in self.cluster_addr_table.get(cluster) or ():
+            found.extend(topic for topic, table in self.topic_queue_table.items() if name in table)
+        return _topic_list(found)
+
+    def get_system_topic_list(self) -> TopicList:
+        """Cluster names and broker names (each broker has a topic of its name), plus one broker
+        address (the first one found) for the admin tools to ask."""
+        found: list[str] = []
+        for cluster, names in self.cluster_addr_table.items():
+            found.append(cluster)
+            found.extend(names)
+        broker_addr = None
+        for entry in self.broker_addr_table.values():
+            if entry.broker_addrs:
+                broker_addr = next(iter(entry.broker_addrs.values()))
+                break
+        return replace(_topic_list(found), broker_addr=broker_addr)
+
+    def get_unit_topics(self) -> TopicList:
+        return self._topics_where(lambda flag: bool(flag & FLAG_UNIT))
+
+    def get_has_unit_sub_topic_list(self) -> TopicList:
+        return self._topics_where(lambda flag: bool(flag & FLAG_UNIT_SUB))
+
+    def get_has_unit_sub_un_unit_topic_list(self) -> TopicList:
+        return self._topics_where(lambda flag: not flag & FLAG_UNIT and bool(flag & FLAG_UNIT_SUB))
+
+    def _topics_where(self, pick: Callable[[int], bool]) -> TopicList:
+        # topicQueueTableIter: only the first queue data of each topic is looked at
+        found = []
+        for topic, table in self.topic_queue_table.items():
+            for qd in table.values():
+                if pick(qd.topic_sys_flag):
+                    found.append(topic)
+                break
+        return _topic_list(found)
+
+
+def _topic_list(topics: Iterable[str]) -> TopicList:
+    # TopicList.topicList is a HashSet<String>: its order is the set's, not the source's
+    seen: JavaHashMap[str, None] = JavaHashMap(items=((t, None) for t in topics))
+    return TopicList(topic_list=tuple(seen))

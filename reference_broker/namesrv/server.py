@@ -1,0 +1,147 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The name server process: a remoting listener over :mod:`.processor`, plus its two timers.
+
+``async with NameServer(config, host=..., port=...) as ns`` loads the KV store, listens, and
+starts
+
+* the broker scan (``NamesrvController``'s ``scanNotActiveBroker`` task): every
+  ``scanNotActiveBrokerInterval`` ms, brokers whose last registration is older than
+  ``brokerChannelExpiredTime`` ms are dropped and their connections closed;
+* the idle-connection check (Netty's ``IdleStateHandler`` in ``NettyRemotingServer``): a
+  connection with no request for ``serverChannelMaxIdleTimeSeconds`` is closed.
+
+A connection that closes, for whatever reason, drops the broker that registered over it at
+once (``BrokerHousekeepingService``). A malformed frame closes only its own connection
+(:mod:`wire.aio`). Name servers never talk to each other: brokers register with each of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from reference_broker.config import NamesrvConfig
+from reference_broker.runtime import ServiceError
+from wire import RemotingCommand
+from wire.aio import RemotingConnection, RemotingServer, start_server
+
+from .kvconfig import KVConfigError, KVConfigManager
+from .processor import NamesrvContext, process
+from .routeinfo import RouteInfoManager, now_ms
+
+__all__ = ["NameServer"]
+
+log = logging.getLogger("reference_broker.namesrv")
+
+_LAST_ACTIVE = "namesrv.last_active"
+
+
+def _address(peer: tuple[str, int]) -> str:
+    # RemotingHelper.parseChannelRemoteAddr: "ip:port"
+    return f"{peer[0]}:{peer[1]}"
+
+
+class NameServer:
+    """A reference name server (see the module docstring)."""
+
+    def __init__(self, config: NamesrvConfig, *, host: str = "127.0.0.1", port: int | None = None,
+                 clock: Callable[[], int] = now_ms) -> None:
+        self.config = config
+        self.host = host
+        self._port = config.listen_port if port is None else port
+        store = config.get("configStorePath") or None
+        self.context = NamesrvContext(config, RouteInfoManager(clock),
+                                      KVConfigManager(config.kv_config_path), config_store_path=store)
+        self._server: RemotingServer | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def routes(self) -> RouteInfoManager:
+        return self.context.routes
+
+    @property
+    def kv(self) -> KVConfigManager:
+        return self.context.kv
+
+    @property
+    def port(self) -> int:
+        """The bound port (the ephemeral one when started with port 0)."""
+        return self._port
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def connections(self) -> set[RemotingConnection]:
+        return set(self._server.connections) if self._server is not None else set()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> NameServer:
+        try:
+            self.kv.load()
+        except KVConfigError as exc:
+            raise ServiceError(str(exc)) from None
+        self._server = await start_server(self._handle, self.host, self._port, name="namesrv",
+                                          on_connect=self._on_connect, on_close=self._on_close)
+        self._port = self._server.port
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._scan_brokers()), loop.create_task(self._close_idle())]
+        log.info("name server listening on %s", self.address)
+        return self
+
+    async def stop(self) -> None:
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._server is not None:
+            await self._server.close()
+            log.info("name server on %s stopped", self.address)
+
+    async def __aenter__(self) -> NameServer:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # ------------------------------------------------------------------ connections
+
+    def _handle(self, conn: RemotingConnection, request: RemotingCommand) -> RemotingCommand | None:
+        conn.state[_LAST_ACTIVE] = time.monotonic()
+        return process(self.context, request, conn)
+
+    def _on_connect(self, conn: RemotingConnection) -> None:
+        conn.state[_LAST_ACTIVE] = time.monotonic()
+
+    def _on_close(self, conn: RemotingConnection) -> None:
+        self.routes.on_channel_destroy(_address(conn.peer), conn)
+
+    async def _scan_brokers(self) -> None:
+        while True:
+            await asyncio.sleep(max(self.config.scan_interval_ms, 1) / 1000)
+            for addr, channel in self.routes.scan_not_active_broker(self.config.broker_expired_ms):
+                log.warning("broker %s expired: no registration for %d ms", addr,
+                            self.config.broker_expired_ms)
+                if isinstance(channel, RemotingConnection):
+                    channel.close()
+
+    async def _close_idle(self) -> None:
+        while True:
+            idle = self.config.int("serverChannelMaxIdleTimeSeconds")
+            await asyncio.sleep(min(1.0, max(idle, 1) / 4))
+            if idle <= 0:
+                continue
+            now = time.monotonic()
+            for conn in self.connections:
+                last: Any = conn.state.get(_LAST_ACTIVE, now)
+                if now - last >= idle:
+                    log.warning("closing %s: idle for %d s", _address(conn.peer), idle)
+                    conn.close()
