@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,26 +78,40 @@ class IndexFile:
             self.h = _Header(v.begin_timestamp, v.end_timestamp, v.begin_phy_offset, v.end_phy_offset,
                              v.hash_slot_count, v.index_count if v.index_count > 0 else 1)
         self.dirty = create
-        #: slot values this process has read or written (saves decoding them again)
+        self.header_stale = False
+        # Every slot of a file this process created is known (they start at 0 and only we write
+        # them), so the file being filled keeps them all in memory instead of decoding each one;
+        # other files cache the slots they read.
+        self._table: array[int] | None = array("i", bytes(4 * slot_num)) if create else None
         self._slots: dict[int, int] = {}
 
+    def release_table(self) -> None:
+        """Forget the in-memory slot table (the file is full and another one takes the writes)."""
+        self._table = None
+
     def _get_slot(self, pos: int) -> int:
+        if self._table is not None:
+            return self._table[(pos - _H) // _SLOT]
         v = self._slots.get(pos)
         if v is None:
+            if len(self._slots) >= _SLOT_CACHE_MAX:
+                self._slots.clear()
             v = self._slots[pos] = _codec.decode_index_slot(self.mf.mm, pos)
         return v
 
     def _set_slot(self, pos: int, value: int) -> None:
         self.mf.write(pos, _codec.encode_index_slot(value))
-        if len(self._slots) >= _SLOT_CACHE_MAX:
-            self._slots.clear()
-        self._slots[pos] = value
+        if self._table is not None:
+            self._table[(pos - _H) // _SLOT] = value
+        else:
+            self._slots[pos] = value
 
     @property
     def name(self) -> str:
         return self.mf.path.name
 
     def _write_header(self) -> None:
+        self.header_stale = False
         h = self.h
         # a file with no entry keeps 0 on disk, as IndexHeader writes the count only on increment
         count = h.index_count if h.index_count > 1 else 0
@@ -119,9 +134,12 @@ class IndexFile:
         return _H + self.slot_num * _SLOT + n * _ENTRY
 
     def put_key(self, key: str, phy_offset: int, store_timestamp: int, *, write_header: bool = True) -> bool:
-        """``IndexFile.putKey``; False when the file is full. Java writes the header after each
-        key; a caller putting several keys of one record may write it once at the end
-        (:meth:`write_header`)."""
+        """``IndexFile.putKey``; False when the file is full.
+
+        Java writes the header with every key. With ``write_header=False`` it is written later
+        (:meth:`write_header`: at a flush, a roll-over, closing); a crash in between leaves
+        entries past the count on disk, which :meth:`adopt_tail` takes back in at start-up.
+        """
         h = self.h
         if h.index_count >= self.index_num:
             return False
@@ -150,11 +168,44 @@ class IndexFile:
         h.end_timestamp = store_timestamp
         if write_header:
             self._write_header()
+        else:
+            self.header_stale = True
         self.dirty = True
         return True
 
     def write_header(self) -> None:
-        self._write_header()
+        """Write the header if puts changed it since it was last written."""
+        if self.header_stale:
+            self._write_header()
+
+    def adopt_tail(self, store_time_of: Callable[[int], int] | None = None) -> int:
+        """Count in the entries written after the header was last written (a crash between the
+        two); returns how many. They follow the last counted entry in CommitLog order."""
+        h = self.h
+        adopted = 0
+        while h.index_count < self.index_num:
+            n = h.index_count
+            key_hash, phy, time_diff, prev = _codec.decode_index_entry_values(self.mf.mm, self._entry_pos(n))
+            if key_hash == phy == time_diff == prev == 0:
+                break
+            if phy < (h.end_phy_offset if n > 1 else 0) or not 0 <= prev < n or time_diff < 0:
+                break
+            if n <= 1:
+                exact = store_time_of(phy) if store_time_of is not None else -1
+                h.begin_phy_offset = phy
+                h.begin_timestamp = exact if exact > 0 else h.begin_timestamp
+            if prev == 0:
+                h.hash_slot_count += 1
+            h.index_count += 1
+            h.end_phy_offset = phy
+            exact = store_time_of(phy) if store_time_of is not None else -1
+            h.end_timestamp = exact if exact > 0 else h.begin_timestamp + time_diff * 1000
+            adopted += 1
+        if adopted:
+            self._slots.clear()
+            self._write_header()
+            self.dirty = True
+        return adopted
 
     def is_time_matched(self, begin: int, end: int) -> bool:
         h = self.h
@@ -218,6 +269,8 @@ class IndexFile:
         self.mf.sync()
 
     def close(self) -> None:
+        if not self.mf.closed:
+            self.write_header()
         self.mf.close()
 
     def destroy(self) -> None:
@@ -290,11 +343,11 @@ class IndexService:
             for key in keys.split(_codec.KEY_SEPARATOR):
                 if key:
                     f = self._put(f, f"{topic}#{key}", commit_offset, store_timestamp)
-        f.write_header()
 
     def _put(self, f: IndexFile, key: str, offset: int, ts: int) -> IndexFile:
         while not f.put_key(key, offset, ts, write_header=False):
             f.write_header()
+            f.release_table()
             f = self._create(f)
         return f
 
@@ -344,7 +397,15 @@ class IndexService:
         return len(gone)
 
     def dirty_files(self) -> list[IndexFile]:
-        return [f for f in self.files if f.dirty]
+        """The files written since the last flush, their headers brought up to date."""
+        out = [f for f in self.files if f.dirty]
+        for f in out:
+            f.write_header()
+        return out
+
+    def adopt_tail(self, store_time_of: Callable[[int], int] | None = None) -> int:
+        """:meth:`IndexFile.adopt_tail` for the newest file (the only one written lazily)."""
+        return self.files[-1].adopt_tail(store_time_of) if self.files else 0
 
     def last_end_timestamp(self) -> int:
         return self.files[-1].h.end_timestamp if self.files else 0

@@ -365,6 +365,9 @@ class MessageStore:
         if max_phy_in_queues >= end:
             for cq in self._all_queues():
                 cq.truncate_dirty(end)
+        adopted = self.index.adopt_tail(self._store_time_at)
+        if adopted:
+            log.warning("store %s: %d index entries were written after the index header", cfg.root, adopted)
         self.index.truncate(end, self._store_time_at)
         reput = max(max_phy_in_queues, self.commitlog.min_offset, 0)
         if not last_exit_ok:

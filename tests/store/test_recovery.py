@@ -23,10 +23,11 @@ from tests.store.storeutil import (
     message,
     run,
     scan_files,
+    small_config,
     tree_bytes,
 )
 from wire.message import StoredMessage, decode_stored_message
-from wire.store import Problem, ProblemKind
+from wire.store import Problem, ProblemKind, decode_index_header
 
 ROOT = Path(__file__).resolve().parents[2]
 FAR = 2**62
@@ -287,3 +288,25 @@ def test_sigkill_in_sync_flush_loses_no_acknowledged_message(tmp_path: Path) -> 
     assert ok is False and missing == []
     assert r.status is PutStatus.PUT_OK and r.queue_offset == q0
     assert len(found) == 1
+
+
+def test_index_entries_newer_than_their_header_are_taken_back_in(tmp_path: Path) -> None:
+    # the header of the index file being filled is written at flushes; a crash in between
+    # leaves entries past the count on disk
+    cfg = small_config(tmp_path / "s", flush_interval_consume_queue_ms=600_000)
+
+    async def go():
+        async with MessageStore(cfg) as s:
+            await s.put_message(message(keys="first"))
+            await s._flush_logics()
+            await _fill(s, 12)
+            return _copy_while_running(cfg, tmp_path / "stale")
+    copy = run(go())
+    (index_file,) = sorted(copy.index_dir.iterdir())
+    assert decode_index_header(index_file.read_bytes()).index_count == 2  # entry 0 unused, "first"
+
+    async def recover():
+        async with MessageStore(copy) as s:
+            return [len(s.query_message("TopicTest", k, 8, 0, FAR)) for k in ("first", "key3", "U11", "B6.2")]
+    assert run(recover()) == [1, 1, 1, 1]
+    assert decode_index_header(index_file.read_bytes()).index_count > 20
