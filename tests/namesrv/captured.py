@@ -66,3 +66,19 @@ def exchanges(*captures: str) -> list[Exchange]:
                 out.append(Exchange(ts, name, key, raw, cmd, None if cmd.is_oneway else replies.get(cmd.opaque)))
     out.sort(key=lambda e: e.ts)
     return out
+
+
+@dataclass
+class RawConnection:
+    conn: tuple[str, int]
+    #: everything the client sent, and everything the Java name server sent back
+    sent: bytes
+    answered: bytes
+
+
+def raw_connections(capture: str) -> list[RawConnection]:
+    """The client connections to the name server in ``capture``, as raw bytes both ways."""
+    dirs = streams(shared_path("captures", "java-4.9.8", f"{capture}.pcap"))
+    back = {(d.dst, d.dport): bytes(d.data) for d in dirs if d.sport == NAMESRV_PORT}
+    return [RawConnection((d.src, d.sport), bytes(d.data), back.get((d.src, d.sport), b""))
+            for d in dirs if d.dport == NAMESRV_PORT]
