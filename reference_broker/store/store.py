@@ -203,6 +203,7 @@ class MessageStore:
         self._logics_executor: ThreadPoolExecutor | None = None
         self._lock_fd: int | None = None
         self._dispatch_stall_logged = -1
+        self._checkpoint_written: tuple[int, int, int] = (-1, -1, -1)
 
     # ================================================================== life cycle
     async def start(self) -> None:
@@ -585,11 +586,14 @@ class MessageStore:
             self._reput()
             if self._reput_offset < self.commitlog.max_offset:
                 return PutResult(PutStatus.SERVICE_NOT_AVAILABLE), False
+        before = self.commitlog.max_offset
         try:
             f = self.commitlog.reserve(total)
         except (OSError, StoreError) as exc:
             log.error("cannot create a CommitLog file: %s", exc)
             return PutResult(PutStatus.CREATE_MAPPED_FILE_FAILED), False
+        if f.file_from_offset > before and self._reput_offset == before:
+            self._reput_offset = f.file_from_offset  # past the BLANK that closed the last file
         ts = max(_now_ms(), self._last_store_ts)
         key = (first.topic, first.queue_id)
         next_qo = self._next_queue_offset.get(key, 0)
@@ -764,8 +768,11 @@ class MessageStore:
                 cp.logics_msg_timestamp = logics_ts
             if index_ts > 0 and self.config.message_index_enable:
                 cp.index_msg_timestamp = index_ts
-            cp.write()
-            await asyncio.get_running_loop().run_in_executor(self._logics_executor, cp.mf.sync)
+            values = (cp.physic_msg_timestamp, cp.logics_msg_timestamp, cp.index_msg_timestamp)
+            if values != self._checkpoint_written:
+                cp.write()
+                await asyncio.get_running_loop().run_in_executor(self._logics_executor, cp.mf.sync)
+                self._checkpoint_written = values
 
     async def _logics_flush_loop(self) -> None:
         while True:
@@ -824,6 +831,7 @@ class MessageStore:
         (``max_bytes``/32 messages in memory, 64 KiB/8 on disk). The next offset is the unit after
         the last one looked at. Found/missed counts go to the runtime statistics.
         """
+        self._check_readable()
         begin = time.monotonic()
         status = GetStatus.NO_MESSAGE_IN_QUEUE
         next_begin = offset
@@ -895,6 +903,10 @@ class MessageStore:
                               int((time.monotonic() - begin) * 1000))
         return GetResult(status, next_begin, min_offset, max_offset, messages, queue_offsets, suggest)
 
+    def _check_readable(self) -> None:
+        if self._state not in ("running", "stopping"):
+            raise StoreError(f"store is {self._state}")
+
     def record_get(self, found: int, missed: bool) -> None:
         """Count a get served elsewhere (``get_messages`` counts its own)."""
         self.stats.record_get(found, missed)
@@ -928,6 +940,7 @@ class MessageStore:
     def lookup_message(self, commit_offset: int, size: int | None = None) -> bytes | None:
         """The stored record at ``commit_offset`` (VIEW_MESSAGE_BY_ID), or None when no valid
         record starts there."""
+        self._check_readable()
         if commit_offset < 0:
             return None
         if size is None:
@@ -1116,12 +1129,13 @@ class MessageStore:
     def read_commitlog(self, offset: int, max_bytes: int) -> bytes:
         """Raw CommitLog bytes from ``offset`` to the end of the data of its file, at most
         ``max_bytes`` (``getCommitLogData``); empty when there is nothing at ``offset``."""
+        self._check_readable()
         return self.commitlog.read_data(offset, max_bytes)
 
     def append_replica(self, offset: int, data: bytes | bytearray | memoryview) -> None:
         """Append a master's CommitLog bytes verbatim at ``offset`` (which must be the current
         end) and dispatch every record that has become whole (``appendToCommitLog``)."""
-        if self._state not in ("running", "new"):
+        if self._state != "running":
             raise StoreError(f"store is {self._state}")
         if not data:
             return
