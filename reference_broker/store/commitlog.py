@@ -40,9 +40,11 @@ _WINDOW = 4 * 1024 * 1024
 class CommitLog:
     """The CommitLog files and the operations on their bytes."""
 
-    def __init__(self, directory: Path, file_size: int) -> None:
+    def __init__(self, directory: Path, file_size: int, *, window: int = _WINDOW) -> None:
         self.file_size = file_size
         self.files = MappedFileQueue(directory, file_size)
+        #: how many bytes a walk copies out of the mapping at a time
+        self.window = window
 
     def load(self) -> None:
         self.files.load()
@@ -115,21 +117,19 @@ class CommitLog:
         return offset + self.file_size - offset % self.file_size
 
     # ------------------------------------------------------------------ walk
-    def walk(self, offset: int, *, verify: bool, limit: int | None = None) -> Iterator[ScanItem]:
-        """Records, BLANKs and finally the reason to stop, from the record boundary ``offset``.
+    def walk(self, offset: int, *, verify: bool) -> Iterator[ScanItem]:
+        """Records, BLANKs and finally the reason to stop, from the record boundary ``offset``
+        to the end of the written data.
 
         Stops after the first item of kind ``end`` (damage, a zero tail, or a record not yet
-        whole) or when the data ends on a record boundary (no ``end`` item then). ``limit``
-        bounds the walk (default: the written data of each file).
+        whole) or when the data ends on a record boundary (no ``end`` item then).
         """
-        window = _WINDOW
+        window = self.window
         while True:
             f = self.files.find(offset)
             if f is None:
                 return
             data_end = f.wrote_position
-            if limit is not None:
-                data_end = min(data_end, limit - f.file_from_offset)
             pos = offset - f.file_from_offset
             if pos >= data_end:
                 return
@@ -146,10 +146,11 @@ class CommitLog:
                     next_offset = f.file_from_offset + f.size
                     break
                 else:
-                    if item.incomplete and window_cut:
+                    need = max(item.size, END_FILE_MIN_BLANK_LENGTH)
+                    fits = item.offset + need <= f.file_from_offset + data_end
+                    if item.incomplete and window_cut and fits:
                         # the window cut the record: read again from it, wide enough
-                        if item.size > window:
-                            window = item.size
+                        window = max(window, item.size)
                         next_offset = item.offset
                         break
                     yield item

@@ -194,3 +194,25 @@ def test_tags_codes_in_the_consume_queue(cfg: StoreConfig) -> None:
     assert [u[2] for u in units] == [2598919, 0, tags_code("TagB || TagC"), 0]
     records = [(o, m) for o, m in scan_files(cfg) if isinstance(m, StoredMessage)]
     assert [(u[0], u[1]) for u in units] == [(o, m.total_size) for o, m in records]
+
+
+def test_walking_in_windows_smaller_than_a_record(cfg: StoreConfig) -> None:
+    from reference_broker.store.commitlog import CommitLog
+    rs = _put_many(cfg, [message(queue_id=0, body=_body(i)) for i in range(25)])
+    # a torn last record: its second half never written
+    last = commitlog_files(cfg)[-1]
+    data = bytearray(last.read_bytes())
+    pos = rs[-1].wrote_offset - int(last.name)
+    data[pos + rs[-1].wrote_bytes // 2:] = bytes(len(data) - pos - rs[-1].wrote_bytes // 2)
+    last.write_bytes(bytes(data))
+    expected = [(o, m.total_size) for o, m in scan_files(cfg) if isinstance(m, StoredMessage)]
+    for window in (16, 64, 100, 333, 4096):
+        cl = CommitLog(cfg.commitlog_dir, FILE, window=window)
+        cl.load()
+        try:
+            items = list(cl.walk(0, verify=True))
+            assert [(i.offset, i.size) for i in items if i.kind == "record"] == expected
+            assert items[-1].kind == "end" and items[-1].offset == rs[-1].wrote_offset
+            assert cl.last_record_end(0, verify=True)[0] == rs[-1].wrote_offset
+        finally:
+            cl.close()
