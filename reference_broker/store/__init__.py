@@ -11,7 +11,7 @@ shutdown and after a crash; expired-file deletion; and the hooks master/slave re
 from __future__ import annotations
 
 from .config import StoreConfig
-from .store import SCHEDULE_TOPIC, DispatchListener, MessageStore
+from .store import SCHEDULE_TOPIC, ArrivalListener, DispatchListener, MessageStore, ReplicaWaiter
 from .types import (
     GetResult,
     GetStatus,
@@ -24,6 +24,7 @@ from .types import (
 
 __all__ = [
     "SCHEDULE_TOPIC",
+    "ArrivalListener",
     "DispatchListener",
     "GetResult",
     "GetStatus",
@@ -32,6 +33,7 @@ __all__ = [
     "PutResult",
     "PutStatus",
     "QueryResult",
+    "ReplicaWaiter",
     "StoreConfig",
     "StoreError",
 ]

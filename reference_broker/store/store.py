@@ -78,7 +78,7 @@ from .types import (
     StoreError,
 )
 
-__all__ = ["DispatchListener", "MessageStore", "SCHEDULE_TOPIC"]
+__all__ = ["ArrivalListener", "DispatchListener", "MessageStore", "ReplicaWaiter", "SCHEDULE_TOPIC"]
 
 log = logging.getLogger("reference_broker.store")
 
@@ -87,6 +87,8 @@ SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 
 #: (topic, queue_id, queue_offset, store_timestamp) of each record that reached a consume queue
 DispatchListener = Callable[[str, int, int, int], None]
+#: the same plus the unit's tagsCode, for long polling that filters by tag
+ArrivalListener = Callable[[str, int, int, int, int], None]
 #: awaited with the end offset of a put on a SYNC_MASTER; answers PUT_OK or the HA status
 ReplicaWaiter = Callable[[int], Awaitable[PutStatus]]
 
@@ -185,6 +187,7 @@ class MessageStore:
         self._next_queue_offset: dict[tuple[str, int], int] = {}
         self._reput_offset = 0
         self._listeners: list[DispatchListener] = []
+        self._arrival_listeners: list[ArrivalListener] = []
         self._last_store_ts = 0
         self._last_dispatch_ts = 0
         self._store_host = HostPort(config.store_host[0], config.store_host[1])
@@ -437,6 +440,15 @@ class MessageStore:
         with contextlib.suppress(ValueError):
             self._listeners.remove(fn)
 
+    def add_arrival_listener(self, fn: ArrivalListener) -> None:
+        """Like :meth:`add_dispatch_listener` with the unit's tagsCode as a fifth argument
+        (``MessageArrivingListener.arriving`` gets it to skip holds whose tags do not match)."""
+        self._arrival_listeners.append(fn)
+
+    def remove_arrival_listener(self, fn: ArrivalListener) -> None:
+        with contextlib.suppress(ValueError):
+            self._arrival_listeners.remove(fn)
+
     def _find_cq(self, topic: str, queue_id: int) -> ConsumeQueue | None:
         qs = self._queues.get(topic)
         return qs.get(queue_id) if qs is not None else None
@@ -478,6 +490,11 @@ class MessageStore:
                     fn(d.topic, d.queue_id, d.queue_offset, d.store_timestamp)
                 except Exception:  # a listener's bug must not stop the store
                     log.exception("dispatch listener %r failed", fn)
+            for afn in self._arrival_listeners:
+                try:
+                    afn(d.topic, d.queue_id, d.queue_offset, d.store_timestamp, d.tags_code)
+                except Exception:
+                    log.exception("arrival listener %r failed", afn)
         if self.config.message_index_enable:
             self.index.build_index(d.topic, d.commit_offset, d.store_timestamp, d.keys, d.uniq_key,
                                    (d.sys_flag & _TRAN_MASK) == _TRAN_MASK)

@@ -209,3 +209,39 @@ def test_delete_topic_drops_its_queues(cfg: StoreConfig) -> None:
     assert after == (["B"], [], GetStatus.NO_MATCHED_LOGIC_QUEUE)
     assert not (cfg.consumequeue_dir / "A" / "3").exists()
     assert again.queue_offset == 0
+
+
+def test_dispatch_and_arrival_listeners(cfg: StoreConfig) -> None:
+    from wire.message import MessageSysFlag
+    seen: list[tuple] = []
+    arrivals: list[tuple] = []
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("a listener's bug")
+
+    async def go():
+        async with MessageStore(cfg) as s:
+            s.add_dispatch_listener(broken)
+            s.add_dispatch_listener(lambda *a: seen.append(a))
+            s.add_arrival_listener(lambda *a: arrivals.append(a))
+            rs = [await s.put_message(message(queue_id=2, tags="TagA")),
+                  await s.put_message(message(queue_id=2, sys_flag=int(MessageSysFlag.TRANSACTION_PREPARED_TYPE))),
+                  await s.put_messages([message(queue_id=1), message(queue_id=1)])]
+            return rs
+    rs = run(go())
+    assert all(r.ok for r in rs)
+    assert seen == [("TopicTest", 2, 0, rs[0].store_timestamp), ("TopicTest", 1, 0, rs[2].store_timestamp),
+                    ("TopicTest", 1, 1, rs[2].store_timestamp)]
+    assert [a[:4] for a in arrivals] == seen and arrivals[0][4] == java_string_hash("TagA")
+
+
+def test_scheduled_messages_carry_their_due_time_as_tags_code(cfg: StoreConfig) -> None:
+    from tests.store.storeutil import cq_units
+
+    async def go():
+        async with MessageStore(cfg) as s:
+            return await s.put_message(message(topic="SCHEDULE_TOPIC_XXXX", queue_id=2, tags="T",
+                                               extra={"DELAY": "3"}))
+    r = run(go())
+    # messageDelayLevel level 3 is 10s (ScheduleMessageService.computeDeliverTimestamp)
+    assert cq_units(cfg, "SCHEDULE_TOPIC_XXXX", 2) == [(r.wrote_offset, r.wrote_bytes, r.store_timestamp + 10_000)]
