@@ -55,6 +55,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
@@ -833,7 +834,7 @@ class MessageStore:
         return buffer_total + size > max_bytes or count > cfg.max_transfer_count_in_memory - 1
 
     def get_messages(self, group: str, topic: str, queue_id: int, offset: int, max_nums: int,
-                     tags_codes: set[int] | None = None, max_bytes: int = 256 * 1024) -> GetResult:
+                     tags_codes: AbstractSet[int] | None = None, max_bytes: int = 256 * 1024) -> GetResult:
         """Read up to ``max_nums`` messages of a queue from ``offset`` (``getMessage``).
 
         Statuses and the next offset follow Java: no such queue → NO_MATCHED_LOGIC_QUEUE (Java
@@ -1194,7 +1195,7 @@ def _delay_level(props: dict[str, str]) -> int:
         return 0
 
 
-def _tags_match(tags_code: int, wanted: set[int]) -> bool:
+def _tags_match(tags_code: int, wanted: AbstractSet[int]) -> bool:
     """``ExpressionMessageFilter.isMatchedByConsumeQueue`` for TAG subscriptions: the unit's
     tagsCode, as a Java int, is one of the subscribed tags' hash codes."""
     if tags_code in wanted:
