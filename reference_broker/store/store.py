@@ -290,7 +290,8 @@ class MessageStore:
         self.checkpoint = StoreCheckpoint(cfg.checkpoint_path)
         self.index.load()
         self._recover(self.last_exit_ok)
-        cfg.abort_path.write_text(str(os.getpid()))
+        # DefaultMessageStore.createTempFile: an empty file
+        cfg.abort_path.touch()
 
     def _take_lock(self) -> None:
         fd = os.open(self.config.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
