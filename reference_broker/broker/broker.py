@@ -1,0 +1,356 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The reference broker (``BrokerController``): wiring, start-up, periodic work, shutdown.
+
+Theory of operation
+-------------------
+``async with Broker(config, host=..., port=...) as b`` (or ``await b.start()`` / ``await b.stop()``)
+runs one broker on the current event loop:
+
+1. **load** ``config/topics.json``, ``consumerOffset.json``, ``subscriptionGroup.json`` and
+   ``delayOffset.json`` under ``storePathRootDir`` (each with its ``.bak`` fallback; a file that
+   exists but neither it nor its backup decodes stops the start, as ``BrokerController.initialize``
+   does);
+2. **listen** on ``host:port`` (``port=None`` → ``listenPort``, 0 → an ephemeral port). Requests
+   that arrive before step 4 wait for it;
+3. **start the store** with the store host ``brokerIP1:<bound port>``: the address written into
+   every record and offset msgId and registered with the name servers is the real one;
+4. start delayed delivery (on a master), then **register** with every name server and start the
+   periodic work: re-registration (first after 10 s, then every ``registerNameServerPeriod``
+   clamped to 10–60 s, as Java), consumer-offset persistence every
+   ``flushConsumerOffsetInterval``, delay-offset persistence every ``flushDelayOffsetInterval``,
+   and the 10 s scan that drops clients idle for 120 s (``ClientHousekeepingService``).
+
+Stop: periodic work ends, the listener and every client connection close (parked pulls go with
+them), delayed delivery stops, the offsets are persisted, the store shuts down, and
+UNREGISTER_BROKER goes to each name server.
+
+Requests are dispatched by code through :data:`reference_broker.broker.processors.HANDLERS`;
+each handler takes ``(broker, connection, request)`` and returns the response, ``None``, or an
+awaitable of either (:mod:`wire.aio` runs awaitables as tasks). An unknown code gets
+REQUEST_CODE_NOT_SUPPORTED with Java's remark ``" request type <code> not supported"``
+(``AdminBrokerProcessor.getUnknownCmdResponse``, the broker's default processor). Responses keep
+the request's serialize type (the 4.9.4–4.9.8 rule).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Coroutine, Hashable
+from dataclasses import replace
+from typing import Any
+
+from wire import RemotingCommand, RequestCode, ResponseCode
+from wire.aio import HandlerResult, RemotingConnection, RemotingServer
+from wire.bodies import TopicConfig, TopicConfigSerializeWrapper
+from wire.headers import NotifyConsumerIdsChangedRequestHeader, request
+
+from ..config import BrokerConfig
+from ..runtime import ServiceError
+from ..store import MessageStore, StoreConfig
+from . import constants as C
+from .clients import ConsumerManager, ProducerManager, RebalanceLockManager
+from .longpoll import PullRequestHoldService
+from .offsets import ConsumerOffsetManager
+from .outer import BrokerIdentity, BrokerOuterAPI
+from .processors import HANDLERS
+from .schedule import ScheduleMessageService
+from .stats import GroupGetStats
+from .subscriptions import SubscriptionGroupManager
+from .topics import DataVersion, TopicConfigManager
+
+__all__ = ["Broker"]
+
+log = logging.getLogger("reference_broker.broker")
+
+#: ``BrokerController.start``: the first periodic registration comes after 10 s
+REGISTER_INITIAL_DELAY_S = 10.0
+#: ``ClientHousekeepingService``: the idle-client scan runs every 10 s
+HOUSEKEEPING_INTERVAL_S = 10.0
+
+
+class Broker:
+    """One reference broker; see the module docstring."""
+
+    def __init__(self, config: BrokerConfig, *, host: str = "0.0.0.0", port: int | None = None) -> None:
+        self.config = config
+        self.host = host
+        self._port_arg = config.listen_port if port is None else port
+        root = config.store_root / "config"
+        self.topics = TopicConfigManager(config, root / "topics.json")
+        self.offsets = ConsumerOffsetManager(root / "consumerOffset.json")
+        self.groups = SubscriptionGroupManager(
+            root / "subscriptionGroup.json", auto_create=config.auto_create_subscription_group
+        )
+        self.schedule = ScheduleMessageService(root / "delayOffset.json", config.message_delay_levels)
+        self.consumers = ConsumerManager(notify=self.notify_consumer_ids_changed)
+        self.producers = ProducerManager()
+        self.locks = RebalanceLockManager()
+        self.holds = PullRequestHoldService()
+        self.group_stats = GroupGetStats()
+        self.outer = BrokerOuterAPI(config.namesrv_addrs, timeout_ms=config.int("registerBrokerTimeoutMills"))
+        #: ``Configuration``'s data version (GET_BROKER_CONFIG's ``version``; UPDATE_BROKER_CONFIG moves it)
+        self.config_version = DataVersion()
+        self._store: MessageStore | None = None
+        self._server: RemotingServer | None = None
+        self._bound_port: int | None = None
+        self._ready: asyncio.Event | None = None
+        self._running = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._periodic: list[asyncio.Task[None]] = []
+        #: the master's remoting and HA addresses, as the name server told a slave
+        self.master_addr: str | None = None
+        self.master_ha_addr: str | None = None
+        self.region_id = config.region_id
+        self.trace_on_text = "true" if config.trace_on else "false"
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def store(self) -> MessageStore:
+        if self._store is None:
+            raise RuntimeError("the broker is not started")
+        return self._store
+
+    @property
+    def port(self) -> int:
+        if self._bound_port is None:
+            raise RuntimeError("the broker is not listening")
+        return self._bound_port
+
+    @property
+    def address(self) -> str:
+        """``brokerIP1:port``: what the broker registers and writes into offset msgIds."""
+        return f"{self.config.broker_ip1}:{self.port}"
+
+    @property
+    def store_host(self) -> tuple[str, int]:
+        return (self.config.broker_ip1, self.port)
+
+    @property
+    def identity(self) -> BrokerIdentity:
+        cfg = self.config
+        return BrokerIdentity(
+            cfg.cluster_name, cfg.broker_name, cfg.broker_id, self.address, cfg.ha_server_addr
+        )
+
+    @property
+    def is_slave(self) -> bool:
+        return not self.config.is_master
+
+    @property
+    def connections(self) -> set[RemotingConnection]:
+        return set(self._server.connections) if self._server is not None else set()
+
+    # ------------------------------------------------------------------ life cycle
+
+    async def __aenter__(self) -> Broker:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        if self._running:
+            return
+        self._ready = asyncio.Event()
+        for manager in (self.topics, self.offsets, self.groups, self.schedule):
+            if not manager.load():
+                raise ServiceError(f"cannot load {manager.path} (nor its .bak)")
+        self._server = await RemotingServer(self._handle, name="broker", on_close=self._channel_closed).start(
+            self.host, self._port_arg
+        )
+        self._bound_port = self._server.port
+        try:
+            store_config = replace(StoreConfig.from_broker_config(self.config), store_host=self.store_host)
+            self._store = MessageStore(store_config)
+            await self._store.start()
+        except BaseException:
+            await self._server.close()
+            self._server = None
+            raise
+        self._store.add_dispatch_listener(self.holds.notify)
+        self._store.add_dispatch_listener(self.schedule.notify)
+        if self.config.is_master:
+            self.schedule.start(self._store, self._store.put_message)
+        self._running = True
+        self._ready.set()
+        log.info(
+            "The broker[%s, %s] boot success. serializeType=JSON and name server is %s",
+            self.config.broker_name,
+            self.address,
+            ";".join(self.config.namesrv_addrs) or "none",
+        )
+        await self.register_all(check_order=True)
+        period = max(10_000, min(self.config.register_period_ms, 60_000)) / 1000.0
+        self._every(REGISTER_INITIAL_DELAY_S, period, lambda: self.register_all(check_order=True))
+        self._every(10.0, self.config.int("flushConsumerOffsetInterval") / 1000.0, self._persist_offsets)
+        self._every(10.0, self.config.int("flushDelayOffsetInterval") / 1000.0, self._persist_delay)
+        self._every(HOUSEKEEPING_INTERVAL_S, HOUSEKEEPING_INTERVAL_S, self._scan_idle_clients)
+
+    async def stop(self) -> None:
+        if not self._running:
+            return
+        self._running = False
+        for t in self._periodic:
+            t.cancel()
+        for t in self._periodic:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self._periodic.clear()
+        if self._server is not None:
+            await self._server.close()
+        await self.schedule.stop()
+        for t in list(self._tasks):
+            t.cancel()
+        for t in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self.schedule.persist()
+        self.offsets.persist()
+        if self._store is not None:
+            await self._store.shutdown()
+        await self.outer.unregister_broker_all(self.identity)
+        await self.outer.close()
+        log.info("the broker %s shut down", self.config.broker_name)
+
+    # ------------------------------------------------------------------ background work
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run ``coro`` in the background, cancelled at stop."""
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task failed", exc_info=task.exception())
+
+    def _every(self, first_s: float, period_s: float, job: Any) -> None:
+        async def loop() -> None:
+            await asyncio.sleep(first_s)
+            while True:
+                try:
+                    result = job()
+                    if isinstance(result, Awaitable):
+                        await result
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("periodic task failed")
+                await asyncio.sleep(max(0.01, period_s))
+
+        self._periodic.append(asyncio.ensure_future(loop()))
+
+    def _persist_offsets(self) -> None:
+        self.offsets.persist()
+
+    def _persist_delay(self) -> None:
+        if self.schedule.running:
+            self.schedule.persist()
+
+    def _scan_idle_clients(self) -> None:
+        for ch in self.producers.scan_not_active() + self.consumers.scan_not_active():
+            if isinstance(ch, RemotingConnection):
+                ch.close()
+
+    # ------------------------------------------------------------------ name servers
+
+    def register_wrapper(
+        self, topics: TopicConfigSerializeWrapper | None = None
+    ) -> TopicConfigSerializeWrapper:
+        """The topic table to register: with a broker permission that is not read-write, every
+        topic is registered with that permission instead (``registerBrokerAll``)."""
+        wrapper = topics or self.topics.wrapper()
+        perm = self.config.broker_permission
+        if C.is_writeable(perm) and C.is_readable(perm):
+            return wrapper
+        table = {
+            name: TopicConfig(
+                topic_name=tc.topic_name,
+                read_queue_nums=tc.read_queue_nums,
+                write_queue_nums=tc.write_queue_nums,
+                perm=perm,
+            )
+            for name, tc in wrapper.topic_config_table.items()
+        }
+        return replace(wrapper, topic_config_table=table)
+
+    async def register_all(
+        self,
+        *,
+        oneway: bool = False,
+        check_order: bool = True,
+        topics: TopicConfigSerializeWrapper | None = None,
+    ) -> None:
+        """``registerBrokerAll`` / ``registerIncrementBrokerData``: register with every name server."""
+        results = await self.outer.register_broker_all(
+            self.identity,
+            self.register_wrapper(topics),
+            oneway=oneway,
+            compressed=self.config.bool("compressedRegister"),
+        )
+        if results:
+            first = results[0]
+            if first.ha_server_addr is not None:
+                self.master_ha_addr = first.ha_server_addr
+            self.master_addr = first.master_addr
+            if check_order:
+                self.topics.update_order_topic_config(first.kv_table)
+
+    def register_soon(self, *, oneway: bool = True) -> None:
+        """Re-register in the background (after a topic was created on the fly: oneway, as
+        ``registerBrokerAll(false, true, true)``)."""
+        if self._running and self.config.namesrv_addrs:
+            self.spawn(self.register_all(oneway=oneway, check_order=False))
+
+    # ------------------------------------------------------------------ clients
+
+    def notify_consumer_ids_changed(self, group: str, channels: list[Hashable]) -> None:
+        """``DefaultConsumerIdsChangeListener`` CHANGE: a oneway NOTIFY_CONSUMER_IDS_CHANGED to
+        every channel of the group (``Broker2Client.notifyConsumerIdsChanged``)."""
+        if not self.config.bool("notifyConsumerIdsChangedEnable"):
+            return
+        cmd = request(
+            RequestCode.NOTIFY_CONSUMER_IDS_CHANGED,
+            NotifyConsumerIdsChangedRequestHeader(consumer_group=group),
+        )
+        for ch in channels:
+            if isinstance(ch, RemotingConnection) and not ch.is_closing:
+                try:
+                    ch.oneway(cmd)
+                except Exception as exc:
+                    log.error("notifyConsumerIdsChanged exception. group=%s, error=%s", group, exc)
+
+    def _channel_closed(self, conn: RemotingConnection) -> None:
+        """``ClientHousekeepingService.onChannelClose``."""
+        self.producers.channel_closed(conn)
+        self.consumers.channel_closed(conn)
+
+    # ------------------------------------------------------------------ dispatch
+
+    def _handle(self, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+        if not self._running:
+            return self._after_start(conn, req)
+        handler = HANDLERS.get(req.code)
+        if handler is None:
+            return req.response(
+                ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {req.code} not supported"
+            )
+        return handler(self, conn, req)
+
+    async def _after_start(self, conn: RemotingConnection, req: RemotingCommand) -> RemotingCommand | None:
+        assert self._ready is not None
+        await self._ready.wait()
+        result = self._handle(conn, req)
+        if isinstance(result, Awaitable):
+            return await result
+        return result
+
+    def now_ms(self) -> int:
+        return time.time_ns() // 1_000_000

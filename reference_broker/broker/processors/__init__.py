@@ -1,0 +1,22 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The broker's request handlers, one module per processor, gathered in one table.
+
+Each handler is ``handler(broker, connection, request)`` and returns the response, ``None`` (no
+response), or an awaitable of either (STYLE B3: one table, looked up by request code; codes not
+in it get REQUEST_CODE_NOT_SUPPORTED from the broker).
+"""
+
+from __future__ import annotations
+
+from . import admin, client, offsets, pull, query, send
+from .common import BrokerHandler
+
+__all__ = ["HANDLERS", "BrokerHandler"]
+
+#: request code → handler
+HANDLERS: dict[int, BrokerHandler] = {}
+for _module in (send, pull, offsets, client, query, admin):
+    for _code, _handler in _module.HANDLERS.items():
+        if _code in HANDLERS:
+            raise RuntimeError(f"request code {_code} has two handlers")
+        HANDLERS[_code] = _handler

@@ -1,0 +1,398 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Administration requests (``AdminBrokerProcessor`` of 4.9.8).
+
+Topics: UPDATE_AND_CREATE_TOPIC (17, then the new topic is registered with the name servers
+before the answer, ``registerIncrementBrokerData``), DELETE_TOPIC_IN_BROKER (215, the consume
+queues of every topic no longer in the table go too, ``cleanUnusedTopic``), GET_ALL_TOPIC_CONFIG
+(21). Groups: UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200), GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201),
+DELETE_SUBSCRIPTIONGROUP (207). A slave refuses the changes ("Can't modify topic or subscription
+group from slave broker, …"). For the slave's synchronisation (next: HA) the full tables are
+served by 21, 43 (GET_ALL_CONSUMER_OFFSET), 45 (GET_ALL_DELAY_OFFSET) and 201.
+
+Inspection: GET_BROKER_RUNTIME_INFO (28, the KVTable mqadmin's clusterList and brokerStatus
+read), GET_TOPIC_STATS_INFO (202), GET_CONSUMER_CONNECTION_LIST (203),
+GET_PRODUCER_CONNECTION_LIST (204), GET_CONSUME_STATS (208; ``MessageQueue`` objects as map keys),
+QUERY_TOPIC_CONSUME_BY_WHO (300), GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305).
+
+Configuration: GET_BROKER_CONFIG (26: ``key=value`` lines, ext ``version`` = the configuration's
+DataVersion JSON) and UPDATE_BROKER_CONFIG (25: keys of ``configBlackList`` are refused with
+NO_PERMISSION; values that do not fit a key's type are ignored, as Java's reflective setter
+ignores them; a new ``brokerPermission`` is registered at once).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from wire import RemotingCommand, ResponseCode
+from wire.aio import HandlerResult, RemotingConnection
+from wire.bodies import (
+    Connection,
+    ConsumerConnection,
+    ConsumeStats,
+    GroupList,
+    KVTable,
+    MessageQueue,
+    OffsetWrapper,
+    ProducerConnection,
+    SubscriptionGroupConfig,
+    TopicConfig,
+    TopicFilterType,
+    TopicList,
+    TopicOffset,
+    TopicStatsTable,
+    decode_properties,
+)
+from wire.headers import (
+    CreateTopicRequestHeader,
+    DeleteSubscriptionGroupRequestHeader,
+    DeleteTopicRequestHeader,
+    GetConsumerConnectionListRequestHeader,
+    GetConsumeStatsRequestHeader,
+    GetProducerConnectionListRequestHeader,
+    GetTopicStatsInfoRequestHeader,
+    QueryTopicConsumeByWhoRequestHeader,
+)
+
+from ...config import ConfigError
+from .. import constants as C
+from .common import BrokerHandler, validate_topic
+
+if TYPE_CHECKING:
+    from ..broker import Broker
+
+__all__ = ["HANDLERS", "broker_config_text", "runtime_info"]
+
+log = logging.getLogger("reference_broker.broker")
+
+#: ``MQVersion.getVersionDesc(CURRENT_VERSION)`` and the ordinal of a 4.9.8 broker
+BROKER_VERSION_DESC = "V4_9_8"
+BROKER_VERSION = 409
+
+_SLAVE_REMARK = (
+    "Can't modify topic or subscription group from slave broker, please execute it from master broker."
+)
+
+
+def _slave_refusal(broker: Broker, req: RemotingCommand) -> RemotingCommand | None:
+    """``validateSlave``."""
+    if broker.is_slave:
+        return req.response(ResponseCode.SYSTEM_ERROR, _SLAVE_REMARK)
+    return None
+
+
+# ---------------------------------------------------------------------------- topics
+
+
+def update_and_create_topic(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    refused = _slave_refusal(broker, req)
+    if refused is not None:
+        return refused
+    h = CreateTopicRequestHeader.from_ext(req.ext_fields)
+    topic = h.topic
+    bad = validate_topic(topic)
+    if bad is not None:
+        return req.response(ResponseCode.SYSTEM_ERROR, bad)
+    if broker.topics.is_system_topic(topic):
+        return req.response(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
+    kind = TopicFilterType.__members__.get(h.topic_filter_type)
+    if kind is None:  # TopicFilterType.valueOf throws
+        return req.response(
+            ResponseCode.SYSTEM_ERROR,
+            f"No enum constant org.apache.rocketmq.common.TopicFilterType.{h.topic_filter_type}",
+        )
+    tc = TopicConfig(
+        topic_name=topic,
+        read_queue_nums=h.read_queue_nums,
+        write_queue_nums=h.write_queue_nums,
+        perm=h.perm,
+        topic_filter_type=kind,
+        topic_sys_flag=h.topic_sys_flag or 0,
+    )
+    broker.topics.update(tc)
+    return _register_then_answer(broker, req, tc)
+
+
+async def _register_then_answer(broker: Broker, req: RemotingCommand, tc: TopicConfig) -> RemotingCommand:
+    wrapper = broker.topics.wrapper()
+    one = wrapper.__class__(topic_config_table={tc.topic_name or "": tc}, data_version=wrapper.data_version)
+    await broker.register_all(check_order=True, topics=one)
+    return req.response(ResponseCode.SUCCESS)
+
+
+def delete_topic(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    refused = _slave_refusal(broker, req)
+    if refused is not None:
+        return refused
+    h = DeleteTopicRequestHeader.from_ext(req.ext_fields)
+    topic = h.topic
+    bad = validate_topic(topic)
+    if bad is not None:
+        return req.response(ResponseCode.SYSTEM_ERROR, bad)
+    if broker.topics.is_system_topic(topic):
+        return req.response(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
+    broker.topics.delete(topic)
+    store = broker.store
+    for name in store.topics():
+        # mirrors cleanUnusedTopic: every queue of a topic no longer configured goes
+        if name not in broker.topics.table and name != C.RMQ_SYS_SCHEDULE_TOPIC:
+            queue_ids = store.queue_ids(name)
+            store.delete_topic(name)
+            for qid in queue_ids:
+                broker.holds.wake(name, qid)
+    return req.response(ResponseCode.SUCCESS)
+
+
+def get_all_topic_config(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    return req.response(ResponseCode.SUCCESS, None, None, broker.topics.encode().encode("utf-8"))
+
+
+# ---------------------------------------------------------------------------- configuration
+
+
+def broker_config_text(broker: Broker) -> str:
+    """``Configuration.getAllConfigsFormatString``: ``key=value`` lines, unescaped
+    (``MixAll.properties2String``), with the port actually bound."""
+    values = dict(broker.config.values)
+    values["listenPort"] = str(broker.port)
+    return "".join(f"{k}={v}\n" for k, v in values.items())
+
+
+def get_broker_config(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    return req.response(
+        ResponseCode.SUCCESS,
+        None,
+        {"version": broker.config_version.to_json()},
+        broker_config_text(broker).encode("utf-8"),
+    )
+
+
+def update_broker_config(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    if req.body is None:
+        return req.response(ResponseCode.SUCCESS)
+    props = decode_properties(req.body)
+    black = {k.strip() for k in broker.config.get("configBlackList").split(";") if k.strip()}
+    if any(k in black for k in props):
+        return req.response(ResponseCode.NO_PERMISSION, "Can not update config in black list.")
+    log.info("updateBrokerConfig, new config: [%s] client: %s", props, conn.peer)
+    for key, value in props.items():
+        try:
+            broker.config.update({key: value}, source="UPDATE_BROKER_CONFIG")
+        except ConfigError as exc:  # mirrors properties2Object: a value that does not parse is skipped
+            log.warning("updateBrokerConfig: %s", exc)
+    broker.config_version.next_version()
+    broker.region_id = broker.config.region_id
+    broker.trace_on_text = "true" if broker.config.trace_on else "false"
+    broker.groups.auto_create = broker.config.auto_create_subscription_group
+    if "brokerPermission" in props:
+        broker.topics.data_version.next_version()
+        return _register_then_ok(broker, req)
+    return req.response(ResponseCode.SUCCESS)
+
+
+async def _register_then_ok(broker: Broker, req: RemotingCommand) -> RemotingCommand:
+    await broker.register_all(check_order=False)
+    return req.response(ResponseCode.SUCCESS)
+
+
+def runtime_info(broker: Broker) -> dict[str, str]:
+    """``prepareRuntimeInfo``: the store's keys plus the broker's."""
+    info = broker.store.runtime_info()
+    cfg = broker.config
+    info["brokerVersionDesc"] = BROKER_VERSION_DESC
+    info["brokerVersion"] = str(BROKER_VERSION)
+    # requests never queue before a handler here, so the thread-pool queues are always empty
+    for pool, capacity_key in (
+        ("send", "sendThreadPoolQueueCapacity"),
+        ("pull", "pullThreadPoolQueueCapacity"),
+        ("query", "queryThreadPoolQueueCapacity"),
+    ):
+        info[f"{pool}ThreadPoolQueueSize"] = "0"
+        info[f"{pool}ThreadPoolQueueCapacity"] = cfg.get(capacity_key)
+        info[f"{pool}ThreadPoolQueueHeadWaitTimeMills"] = "0"
+    info["EndTransactionQueueSize"] = "0"
+    info["EndTransactionThreadPoolQueueCapacity"] = cfg.get("endTransactionPoolQueueCapacity")
+    info["startAcceptSendRequestTimeStamp"] = cfg.get("startAcceptSendRequestTimeStamp")
+    return info
+
+
+def get_broker_runtime_info(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    return req.response(ResponseCode.SUCCESS, None, None, KVTable(table=runtime_info(broker)).encode())
+
+
+# ---------------------------------------------------------------------------- subscription groups
+
+
+def update_and_create_subscription_group(
+    broker: Broker, conn: RemotingConnection, req: RemotingCommand
+) -> HandlerResult:
+    refused = _slave_refusal(broker, req)
+    if refused is not None:
+        return refused
+    if req.body:
+        broker.groups.update(SubscriptionGroupConfig.decode(req.body))
+    return req.response(ResponseCode.SUCCESS)
+
+
+def get_all_subscription_group(
+    broker: Broker, conn: RemotingConnection, req: RemotingCommand
+) -> HandlerResult:
+    return req.response(ResponseCode.SUCCESS, None, None, broker.groups.encode().encode("utf-8"))
+
+
+def delete_subscription_group(
+    broker: Broker, conn: RemotingConnection, req: RemotingCommand
+) -> HandlerResult:
+    refused = _slave_refusal(broker, req)
+    if refused is not None:
+        return refused
+    h = DeleteSubscriptionGroupRequestHeader.from_ext(req.ext_fields)
+    broker.groups.delete(h.group_name)
+    if h.remove_offset or h.clean_offset:
+        broker.offsets.remove_group(h.group_name)
+    return req.response(ResponseCode.SUCCESS)
+
+
+# ---------------------------------------------------------------------------- offsets and stats
+
+
+def get_all_consumer_offset(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    return req.response(ResponseCode.SUCCESS, None, None, broker.offsets.encode().encode("utf-8"))
+
+
+def get_all_delay_offset(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    return req.response(ResponseCode.SUCCESS, None, None, broker.schedule.encode().encode("utf-8"))
+
+
+def _mq(broker: Broker, topic: str, qid: int) -> MessageQueue:
+    return MessageQueue(topic=topic, broker_name=broker.config.broker_name, queue_id=qid)
+
+
+def get_topic_stats_info(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    h = GetTopicStatsInfoRequestHeader.from_ext(req.ext_fields)
+    tc = broker.topics.select(h.topic)
+    if tc is None:
+        return req.response(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist")
+    store = broker.store
+    table: dict[MessageQueue, TopicOffset] = {}
+    for i in range(tc.write_queue_nums):
+        lo = max(0, store.min_offset(h.topic, i))
+        hi = max(0, store.max_offset(h.topic, i))
+        ts = store.message_store_time(h.topic, i, hi - 1) if hi > 0 else 0
+        table[_mq(broker, h.topic, i)] = TopicOffset(min_offset=lo, max_offset=hi, last_update_timestamp=ts)
+    return req.response(ResponseCode.SUCCESS, None, None, TopicStatsTable(offset_table=table).encode())
+
+
+def get_consume_stats(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    h = GetConsumeStatsRequestHeader.from_ext(req.ext_fields)
+    group = h.consumer_group
+    topics = [h.topic] if h.topic and h.topic.strip() else sorted(broker.offsets.topics_of_group(group))
+    store = broker.store
+    table: dict[MessageQueue, OffsetWrapper] = {}
+    tps = 0.0
+    for topic in topics:
+        tc = broker.topics.select(topic)
+        if tc is None:
+            log.warning("consumeStats, topic config not exist, %s", topic)
+            continue
+        if (
+            broker.consumers.find_subscription(group, topic) is None
+            and broker.consumers.subscription_count(group) > 0
+        ):
+            log.warning("consumeStats, the consumer group[%s], topic[%s] not exist", group, topic)
+            continue
+        for i in range(tc.read_queue_nums):
+            broker_offset = max(0, store.max_offset(topic, i))
+            consumer_offset = max(0, broker.offsets.query(group, topic, i))
+            last = 0
+            if consumer_offset - 1 >= 0:
+                ts = store.message_store_time(topic, i, consumer_offset - 1)
+                if ts > 0:
+                    last = ts
+            table[_mq(broker, topic, i)] = OffsetWrapper(
+                broker_offset=broker_offset, consumer_offset=consumer_offset, last_timestamp=last
+            )
+        tps += broker.group_stats.tps(group, topic)
+    body = ConsumeStats(offset_table=table, consume_tps=tps).encode()
+    return req.response(ResponseCode.SUCCESS, None, None, body)
+
+
+# ---------------------------------------------------------------------------- connections
+
+
+def get_consumer_connection_list(
+    broker: Broker, conn: RemotingConnection, req: RemotingCommand
+) -> HandlerResult:
+    h = GetConsumerConnectionListRequestHeader.from_ext(req.ext_fields)
+    info = broker.consumers.get(h.consumer_group)
+    if info is None:
+        return req.response(
+            ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{h.consumer_group}] not online"
+        )
+    body = ConsumerConnection(
+        connection_set=tuple(
+            Connection(client_id=c.client_id, client_addr=c.addr, language=c.language, version=c.version)
+            for c in info.channels.values()
+        ),
+        subscription_table=dict(info.subscriptions),
+        consume_type=info.consume_type,
+        message_model=info.message_model,
+        consume_from_where=info.consume_from_where,
+    ).encode()
+    return req.response(ResponseCode.SUCCESS, None, None, body)
+
+
+def get_producer_connection_list(
+    broker: Broker, conn: RemotingConnection, req: RemotingCommand
+) -> HandlerResult:
+    h = GetProducerConnectionListRequestHeader.from_ext(req.ext_fields)
+    table = broker.producers.groups.get(h.producer_group)
+    if table is None:
+        return req.response(ResponseCode.SYSTEM_ERROR, f"the producer group[{h.producer_group}] not exist")
+    body = ProducerConnection(
+        connection_set=tuple(
+            Connection(client_id=c.client_id, client_addr=c.addr, language=c.language, version=c.version)
+            for c in table.values()
+        )
+    ).encode()
+    return req.response(ResponseCode.SUCCESS, None, None, body)
+
+
+def query_topic_consume_by_who(
+    broker: Broker, conn: RemotingConnection, req: RemotingCommand
+) -> HandlerResult:
+    h = QueryTopicConsumeByWhoRequestHeader.from_ext(req.ext_fields)
+    groups = broker.consumers.topic_consumed_by(h.topic) | broker.offsets.groups_of_topic(h.topic)
+    return req.response(
+        ResponseCode.SUCCESS, None, None, GroupList(group_list=tuple(sorted(groups))).encode()
+    )
+
+
+def get_system_topic_list_from_broker(
+    broker: Broker, conn: RemotingConnection, req: RemotingCommand
+) -> HandlerResult:
+    """``getSystemTopicListFromBroker``: the system topics this broker knows."""
+    names = tuple(sorted(broker.topics.system_topics))
+    return req.response(ResponseCode.SUCCESS, None, None, TopicList(topic_list=names).encode())
+
+
+HANDLERS: dict[int, BrokerHandler] = {
+    17: update_and_create_topic,
+    21: get_all_topic_config,
+    25: update_broker_config,
+    26: get_broker_config,
+    28: get_broker_runtime_info,
+    43: get_all_consumer_offset,
+    45: get_all_delay_offset,
+    200: update_and_create_subscription_group,
+    201: get_all_subscription_group,
+    202: get_topic_stats_info,
+    203: get_consumer_connection_list,
+    204: get_producer_connection_list,
+    207: delete_subscription_group,
+    208: get_consume_stats,
+    215: delete_topic,
+    300: query_topic_consume_by_who,
+    305: get_system_topic_list_from_broker,
+}

@@ -1,0 +1,104 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""What the processors share: the handler type, topic validation, disk usage, fast number parsing."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from wire import RemotingCommand, ResponseCode
+from wire.aio import HandlerResult, RemotingConnection
+
+if TYPE_CHECKING:
+    from ..broker import Broker
+
+__all__ = [
+    "BrokerHandler",
+    "SlowPath",
+    "disk_used_ratio",
+    "fast_int",
+    "fast_long",
+    "java_bool",
+    "peer_addr",
+    "response",
+    "validate_topic",
+]
+
+#: ``handler(broker, connection, request)`` → response, None, or an awaitable of either
+BrokerHandler = Callable[["Broker", RemotingConnection, RemotingCommand], HandlerResult]
+
+_TOPIC_CHARS = re.compile(r"[%|a-zA-Z0-9_-]+")
+#: ``TopicValidator.TOPIC_MAX_LENGTH``
+TOPIC_MAX_LENGTH = 127
+
+
+class SlowPath(Exception):
+    """A header value the fast parser leaves to the typed header classes."""
+
+
+def fast_int(text: str) -> int:
+    """A non-negative decimal int as Java reads it, or :class:`SlowPath` for anything else
+    (signs, other spellings, values near the int range): the caller then parses through
+    :mod:`wire.headers`, which gives the exact Java result or the exact error."""
+    if len(text) <= 9 and text.isdigit() and text.isascii():
+        return int(text)
+    raise SlowPath(text)
+
+
+def fast_long(text: str) -> int:
+    """:func:`fast_int` for longs."""
+    if len(text) <= 18 and text.isdigit() and text.isascii():
+        return int(text)
+    raise SlowPath(text)
+
+
+def java_bool(text: str | None) -> bool:
+    """``Boolean.parseBoolean``."""
+    return text is not None and (text == "true" or text.lower() == "true")
+
+
+def validate_topic(topic: str | None) -> str | None:
+    """``TopicValidator.validateTopic``: the SYSTEM_ERROR remark for a bad name, or None."""
+    if topic is None or not topic.strip():
+        return "The specified topic is blank."
+    if not _TOPIC_CHARS.fullmatch(topic):
+        return "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+    if len(topic) > TOPIC_MAX_LENGTH:
+        return "The specified topic is longer than topic max length."
+    return None
+
+
+def peer_addr(conn: RemotingConnection) -> str:
+    """``RemotingHelper.parseChannelRemoteAddr``: ``ip:port`` of the peer."""
+    host, port = conn.peer
+    return f"{host}:{port}"
+
+
+def disk_used_ratio(path: str | os.PathLike[str]) -> float:
+    """``UtilAll.getDiskPartitionSpaceUsedPercent``: used / (used + usable), rounded up to the
+    next hundredth; -1 when the path does not exist."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return -1.0
+    total = st.f_blocks * st.f_frsize
+    if total <= 0:
+        return -1.0
+    used = total - st.f_bfree * st.f_frsize
+    entire = used + st.f_bavail * st.f_frsize
+    if entire <= 0:
+        return -1.0
+    return (used * 100 // entire + (1 if used * 100 % entire else 0)) / 100.0
+
+
+def response(
+    req: RemotingCommand,
+    code: int = ResponseCode.SUCCESS,
+    remark: str | None = None,
+    ext: Mapping[str, str] | None = None,
+    body: bytes | None = None,
+) -> RemotingCommand:
+    """The response to ``req`` in its serialize type (4.9.4–4.9.8 rule)."""
+    return req.response(code, remark, ext, body)

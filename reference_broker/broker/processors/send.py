@@ -1,0 +1,591 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320) and CONSUMER_SEND_MSG_BACK (36).
+
+Mirrors ``SendMessageProcessor`` and ``AbstractSendMessageProcessor`` of 4.9.8:
+
+* Checks, in Java's order (``msgCheck``): an order topic on a broker without write permission
+  (NO_PERMISSION); the topic name (SYSTEM_ERROR, ``validateTopic``); topics nobody may send to
+  (``SCHEDULE_TOPIC_XXXX`` and the other system topics of ``NOT_ALLOWED_SEND_TOPIC_SET``:
+  NO_PERMISSION "Sending message to topic[…] is forbidden."); an unknown topic is created from
+  the default topic when that one may be inherited (then a oneway re-registration), a
+  ``%RETRY%`` topic as a send-back topic, else TOPIC_NOT_EXIST; a queue id at or past
+  max(read, write) queues is a SYSTEM_ERROR. The topic's permission is not checked: a 4.9.8
+  broker stores a send to a read-only topic (10-error-responses, case 6).
+* The message (``asyncSendMessage``): a negative queue id means a random queue; a ``%RETRY%``
+  topic whose reconsume times reached the group's maximum goes to ``%DLQ%<group>``; a MULTI_TAG
+  topic sets the multi-tags sysFlag. Properties are stored as Java stores them: the producer's
+  string parsed into a HashMap, ``CLUSTER`` put, ``WAIT`` removed, written in HashMap order
+  (:mod:`..props`). A ``DELAY`` level (CommitLog.asyncPutMessage) moves the message to
+  ``SCHEDULE_TOPIC_XXXX`` queue level−1 with ``REAL_TOPIC``/``REAL_QID``; a prepared transaction
+  message (``TRAN_MSG``) goes to ``RMQ_SYS_TRANS_HALF_TOPIC`` queue 0 the same way
+  (``TransactionalMessageBridge.parseHalfMessageInner``).
+* The answer (``handlePutMessageResult``): the PutStatus → code table of PROTOCOL.md §3.3; the
+  four stored statuses carry ``msgId`` (offset msgId; a batch's ids joined with ","),
+  ``queueId`` and ``queueOffset``; every answer, errors included, carries ``MSG_REGION`` and
+  ``TRACE_ON``.
+
+A slave refuses sends through its store (SERVICE_NOT_AVAILABLE, Java's "service not available
+now …" remark with the disk usage), after the same checks as a master.
+
+Header parsing has a fast path for the common, canonical values; anything else goes through the
+typed classes of :mod:`wire.headers`, which give Java's result or a precise error.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING
+
+from wire import RemotingCommand, ResponseCode
+from wire.aio import HandlerResult, RemotingConnection
+from wire.bodies import TopicConfig, TopicFilterType
+from wire.headers import (
+    ConsumerSendMsgBackRequestHeader,
+    SendMessageRequestHeader,
+    SendMessageRequestHeaderV2,
+)
+from wire.message import MessageConst, MessageSysFlag, create_offset_msg_id, decode_batch, decode_properties
+from wire.message import decode_stored_message as decode_record
+
+from ...store import MessageToStore, PutResult, PutStatus
+from .. import constants as C
+from ..props import java_properties_text
+from .common import (
+    BrokerHandler,
+    SlowPath,
+    disk_used_ratio,
+    fast_int,
+    fast_long,
+    java_bool,
+    peer_addr,
+    validate_topic,
+)
+
+if TYPE_CHECKING:
+    from ..broker import Broker
+
+__all__ = ["HANDLERS", "SendHeader", "parse_send_header", "put_status_response"]
+
+_V1_KEYS = (
+    "producerGroup",
+    "topic",
+    "defaultTopic",
+    "defaultTopicQueueNums",
+    "queueId",
+    "sysFlag",
+    "bornTimestamp",
+    "flag",
+    "properties",
+    "reconsumeTimes",
+    "unitMode",
+    "maxReconsumeTimes",
+    "batch",
+)
+_V2_KEYS = ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m")
+_V2_CODES = frozenset({310, 320, 325})
+#: ``MQVersion.Version.V3_4_9.ordinal()``: from this client version on, the header's
+#: maxReconsumeTimes overrides the group's retryMaxTimes
+V3_4_9 = 121
+_MULTI_TAGS = int(MessageSysFlag.MULTI_TAGS_FLAG)
+_TRAN_MASK = 0xC
+_TRAN_NOT_TYPE = 0x0
+_TRAN_COMMIT = 0x8
+_HOST_V6 = int(MessageSysFlag.BORNHOST_V6_FLAG) | int(MessageSysFlag.STOREHOSTADDRESS_V6_FLAG)
+
+_CLUSTER = MessageConst.PROPERTY_CLUSTER
+_WAIT = MessageConst.PROPERTY_WAIT_STORE_MSG_OK
+_DELAY = MessageConst.PROPERTY_DELAY_TIME_LEVEL
+_REAL_TOPIC = MessageConst.PROPERTY_REAL_TOPIC
+_REAL_QID = MessageConst.PROPERTY_REAL_QUEUE_ID
+_TRAN_MSG = MessageConst.PROPERTY_TRANSACTION_PREPARED
+
+
+class SendHeader:
+    """The fields of a send header (V1 or V2) the broker uses, typed."""
+
+    __slots__ = (
+        "batch",
+        "born_timestamp",
+        "default_topic",
+        "default_topic_queue_nums",
+        "flag",
+        "max_reconsume_times",
+        "producer_group",
+        "properties",
+        "queue_id",
+        "reconsume_times",
+        "sys_flag",
+        "topic",
+        "unit_mode",
+    )
+
+    def __init__(
+        self,
+        producer_group: str,
+        topic: str,
+        default_topic: str,
+        default_topic_queue_nums: int,
+        queue_id: int,
+        sys_flag: int,
+        born_timestamp: int,
+        flag: int,
+        properties: str | None,
+        reconsume_times: int | None,
+        unit_mode: bool,
+        max_reconsume_times: int | None,
+        batch: bool,
+    ) -> None:
+        self.producer_group = producer_group
+        self.topic = topic
+        self.default_topic = default_topic
+        self.default_topic_queue_nums = default_topic_queue_nums
+        self.queue_id = queue_id
+        self.sys_flag = sys_flag
+        self.born_timestamp = born_timestamp
+        self.flag = flag
+        self.properties = properties
+        self.reconsume_times = reconsume_times
+        self.unit_mode = unit_mode
+        self.max_reconsume_times = max_reconsume_times
+        self.batch = batch
+
+
+def parse_send_header(req: RemotingCommand) -> SendHeader:
+    """The send header of a 10/310/320 request (``parseRequestHeader``); raises
+    :class:`wire.DecodeError` as the typed header does for a missing or malformed field."""
+    v2 = req.code in _V2_CODES
+    k = _V2_KEYS if v2 else _V1_KEYS
+    ext = req.ext_fields
+    try:
+        j = ext.get(k[9])
+        m = ext.get(k[11])
+        return SendHeader(
+            ext[k[0]],
+            ext[k[1]],
+            ext[k[2]],
+            fast_int(ext[k[3]]),
+            fast_int(ext[k[4]]),
+            fast_int(ext[k[5]]),
+            fast_long(ext[k[6]]),
+            fast_int(ext[k[7]]),
+            ext.get(k[8]),
+            None if j is None else fast_int(j),
+            java_bool(ext.get(k[10])),
+            None if m is None else fast_int(m),
+            java_bool(ext.get(k[12])),
+        )
+    except (KeyError, SlowPath):
+        pass
+    typed = SendMessageRequestHeaderV2.from_ext(ext) if v2 else SendMessageRequestHeader.from_ext(ext)
+    return SendHeader(
+        typed.producer_group,
+        typed.topic,
+        typed.default_topic,
+        typed.default_topic_queue_nums,
+        typed.queue_id,
+        typed.sys_flag,
+        typed.born_timestamp,
+        typed.flag,
+        typed.properties,
+        typed.reconsume_times,
+        bool(typed.unit_mode),
+        typed.max_reconsume_times,
+        bool(typed.batch),
+    )
+
+
+def _ext(broker: Broker) -> dict[str, str]:
+    return {"MSG_REGION": broker.region_id, "TRACE_ON": broker.trace_on_text}
+
+
+def _fail(broker: Broker, req: RemotingCommand, code: int, remark: str | None) -> RemotingCommand:
+    return req.response(code, remark, _ext(broker))
+
+
+def _disk_util(broker: Broker) -> str:
+    """``SendMessageProcessor.diskUtil``."""
+    root = broker.config.store_root
+    return (
+        f"CL: {disk_used_ratio(broker.config.commitlog_dir):5.2f} "
+        f"CQ: {disk_used_ratio(root / 'consumequeue'):5.2f} "
+        f"INDEX: {disk_used_ratio(root / 'index'):5.2f}"
+    )
+
+
+def _topic_sys_flag(h: SendHeader) -> int:
+    """``TopicSysFlag.buildSysFlag`` for a unit-mode producer."""
+    if not h.unit_mode:
+        return 0
+    return 0x2 if h.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX) else 0x1
+
+
+def _msg_check(
+    broker: Broker, conn: RemotingConnection, req: RemotingCommand, h: SendHeader
+) -> RemotingCommand | TopicConfig:
+    """``preSend`` + ``msgCheck``: an error response, or the topic's config."""
+    cfg = broker.config
+    start_accept = cfg.int("startAcceptSendRequestTimeStamp")
+    if start_accept and broker.now_ms() < start_accept:
+        return _fail(
+            broker, req, ResponseCode.SYSTEM_ERROR, f"broker unable to service, until {start_accept}"
+        )
+    topic = h.topic
+    topics = broker.topics
+    if not C.is_writeable(cfg.broker_permission) and topics.is_order_topic(topic):
+        return _fail(
+            broker,
+            req,
+            ResponseCode.NO_PERMISSION,
+            f"the broker[{cfg.broker_ip1}] sending message is forbidden",
+        )
+    bad = validate_topic(topic)
+    if bad is not None:
+        return _fail(broker, req, ResponseCode.SYSTEM_ERROR, bad)
+    if topic in C.NOT_ALLOWED_SEND_TOPICS:
+        return _fail(
+            broker, req, ResponseCode.NO_PERMISSION, f"Sending message to topic[{topic}] is forbidden."
+        )
+    tc = topics.select(topic)
+    if tc is None:
+        flag = _topic_sys_flag(h)
+        made, created = topics.create_in_send(
+            topic, h.default_topic, peer_addr(conn), h.default_topic_queue_nums, flag
+        )
+        if made is None and topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX):
+            made, created = topics.create_in_send_back(topic, 1, C.PERM_WRITE | C.PERM_READ, flag)
+        if created:
+            broker.register_soon(oneway=True)
+        if made is None:
+            return _fail(
+                broker,
+                req,
+                ResponseCode.TOPIC_NOT_EXIST,
+                f"topic[{topic}] not exist, apply first please!{C.FAQ_SUFFIX}",
+            )
+        tc = made
+    if h.queue_id >= max(tc.write_queue_nums, tc.read_queue_nums):
+        from ..topics import topic_config_to_string
+
+        return _fail(
+            broker,
+            req,
+            ResponseCode.SYSTEM_ERROR,
+            f"request queueId[{h.queue_id}] is illegal, {topic_config_to_string(tc)} "
+            f"Producer: {peer_addr(conn)}",
+        )
+    return tc
+
+
+def put_status_response(
+    broker: Broker, req: RemotingCommand, result: PutResult, queue_id: int
+) -> RemotingCommand:
+    """``handlePutMessageResult``: the send response for a store result."""
+    status = result.status
+    code = _STORED_CODES.get(status)
+    if code is not None:
+        ext = {
+            "msgId": result.msg_id,
+            "queueId": str(queue_id),
+            "queueOffset": str(result.queue_offset),
+            "MSG_REGION": broker.region_id,
+            "TRACE_ON": broker.trace_on_text,
+        }
+        return req.response(code, None, ext)
+    if status is PutStatus.CREATE_MAPPED_FILE_FAILED:
+        return _fail(
+            broker, req, ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."
+        )
+    if status in (PutStatus.MESSAGE_ILLEGAL, PutStatus.PROPERTIES_SIZE_EXCEEDED):
+        return _fail(
+            broker,
+            req,
+            ResponseCode.MESSAGE_ILLEGAL,
+            "the message is illegal, maybe msg body or properties length not matched. msg body "
+            f"length limit {broker.config.max_message_size}B, msg properties length limit 32KB.",
+        )
+    if status is PutStatus.SERVICE_NOT_AVAILABLE:
+        return _fail(
+            broker,
+            req,
+            ResponseCode.SERVICE_NOT_AVAILABLE,
+            "service not available now. It may be caused by one of the following reasons: the "
+            f"broker's disk is full [{_disk_util(broker)}], messages are put to the slave, message "
+            "store has been shut down, etc.",
+        )
+    if status is PutStatus.OS_PAGECACHE_BUSY:
+        return _fail(
+            broker,
+            req,
+            ResponseCode.SYSTEM_ERROR,
+            "[PC_SYNCHRONIZED]broker busy, start flow control for a while",
+        )
+    if status is PutStatus.UNKNOWN_ERROR:
+        return _fail(broker, req, ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR")
+    return _fail(broker, req, ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT")
+
+
+_STORED_CODES = {
+    PutStatus.PUT_OK: int(ResponseCode.SUCCESS),
+    PutStatus.FLUSH_DISK_TIMEOUT: int(ResponseCode.FLUSH_DISK_TIMEOUT),
+    PutStatus.FLUSH_SLAVE_TIMEOUT: int(ResponseCode.FLUSH_SLAVE_TIMEOUT),
+    PutStatus.SLAVE_NOT_AVAILABLE: int(ResponseCode.SLAVE_NOT_AVAILABLE),
+}
+
+
+async def _answer(
+    broker: Broker, req: RemotingCommand, put: Awaitable[PutResult], queue_id: int
+) -> RemotingCommand:
+    return put_status_response(broker, req, await put, queue_id)
+
+
+def schedule_rewrite(
+    broker: Broker, topic: str, queue_id: int, values: dict[str, str], order: list[str]
+) -> tuple[str, int]:
+    """``CommitLog.asyncPutMessage``'s delay rewrite: a DELAY level > 0 moves the message to the
+    schedule topic (values and put order are updated in place). Returns the topic and queue."""
+    level = _delay_level(values)
+    if level <= 0:
+        return topic, queue_id
+    top = broker.schedule.max_delay_level
+    if level > top:
+        level = top
+        values[_DELAY] = str(level)
+    for key, value in ((_REAL_TOPIC, topic), (_REAL_QID, str(queue_id))):
+        if key not in values:
+            order.append(key)
+        values[key] = value
+    return C.RMQ_SYS_SCHEDULE_TOPIC, level - 1
+
+
+def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    """SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE (``asyncProcessRequest``)."""
+    h = parse_send_header(req)
+    checked = _msg_check(broker, conn, req, h)
+    if isinstance(checked, RemotingCommand):
+        return checked
+    tc = checked
+    if h.batch:
+        return _send_batch(broker, conn, req, h, tc)
+    topic = h.topic
+    queue_id = h.queue_id
+    if queue_id < 0:
+        queue_id = random.randrange(99999999) % tc.write_queue_nums
+    reconsume_times = h.reconsume_times or 0
+    if topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX):
+        # handleRetryAndDLQ
+        group = topic[len(C.RETRY_GROUP_TOPIC_PREFIX) :]
+        sgc = broker.groups.find(group)
+        if sgc is None:
+            return _fail(
+                broker,
+                req,
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
+                f"subscription group not exist, {group} {C.FAQ_SUFFIX}",
+            )
+        max_times = sgc.retry_max_times
+        if req.version >= V3_4_9 and h.max_reconsume_times is not None:
+            max_times = h.max_reconsume_times
+        if reconsume_times >= max_times:
+            topic = C.dlq_topic(group)
+            queue_id = 0
+            dlq, created = broker.topics.create_in_send_back(
+                topic, C.DLQ_NUMS_PER_GROUP, C.PERM_WRITE | C.PERM_READ, 0
+            )
+            if created:
+                broker.register_soon(oneway=True)
+            tc = dlq
+    sys_flag = h.sys_flag
+    if tc.topic_filter_type == TopicFilterType.MULTI_TAG:
+        sys_flag |= _MULTI_TAGS
+    values = decode_properties(h.properties) if h.properties else {}
+    order = list(values)
+    if _CLUSTER not in values:
+        order.append(_CLUSTER)
+    values[_CLUSTER] = broker.config.cluster_name
+    # Java stores the string without WAIT, then puts WAIT back in the map (it matters to the
+    # rewrites below, which write the string again from the map)
+    wait = values.pop(_WAIT, None)
+    if java_bool(values.get(_TRAN_MSG)):
+        if broker.config.bool("rejectTransactionMessage"):
+            return _fail(
+                broker,
+                req,
+                ResponseCode.NO_PERMISSION,
+                f"the broker[{broker.config.broker_ip1}] sending transaction message is forbidden",
+            )
+        _put_back(values, order, _WAIT, wait)
+        wait = None
+        topic, queue_id, sys_flag = _half_message(topic, queue_id, sys_flag, values, order)
+    tran = sys_flag & _TRAN_MASK
+    if (tran == _TRAN_NOT_TYPE or tran == _TRAN_COMMIT) and _delay_level(values) > 0:
+        _put_back(values, order, _WAIT, wait)
+        topic, queue_id = schedule_rewrite(broker, topic, queue_id, values, order)
+    text = java_properties_text(tuple(order), values)
+    msg = MessageToStore(
+        topic, queue_id, req.body or b"", h.born_timestamp, conn.peer, h.flag, text, sys_flag, reconsume_times
+    )
+    return _answer(broker, req, broker.store.put_message(msg), queue_id)
+
+
+def _put_back(values: dict[str, str], order: list[str], key: str, value: str | None) -> None:
+    """A key removed from the HashMap and put again: it moves to the end of its bucket."""
+    if value is not None:
+        order.remove(key)
+        order.append(key)
+        values[key] = value
+
+
+def _delay_level(values: dict[str, str]) -> int:
+    """``Message.getDelayTimeLevel``: ``Integer.parseInt`` of DELAY (a bad level fails the send)."""
+    text = values.get(_DELAY)
+    return int(text) if text is not None else 0
+
+
+def _half_message(
+    topic: str, queue_id: int, sys_flag: int, values: dict[str, str], order: list[str]
+) -> tuple[str, int, int]:
+    """``TransactionalMessageBridge.parseHalfMessageInner``: keep the real topic and queue in the
+    properties, clear the transaction type, and store in the half topic's queue 0."""
+    for key, value in ((_REAL_TOPIC, topic), (_REAL_QID, str(queue_id))):
+        if key not in values:
+            order.append(key)
+        values[key] = value
+    return C.RMQ_SYS_TRANS_HALF_TOPIC, 0, sys_flag & ~_TRAN_MASK
+
+
+def _send_batch(
+    broker: Broker, conn: RemotingConnection, req: RemotingCommand, h: SendHeader, tc: TopicConfig
+) -> HandlerResult:
+    """``asyncSendBatchMessage``: every entry becomes a record whose properties are the entry's
+    followed by the batch's (the header's properties plus ``CLUSTER``; ``MessageExtBatchEncoder``)."""
+    queue_id = h.queue_id
+    if queue_id < 0:
+        queue_id = random.randrange(99999999) % tc.write_queue_nums
+    if len(h.topic) > 127:
+        return _fail(
+            broker, req, ResponseCode.MESSAGE_ILLEGAL, f"message topic length too long {len(h.topic)}"
+        )
+    sys_flag = h.sys_flag
+    if tc.topic_filter_type == TopicFilterType.MULTI_TAG:
+        sys_flag |= _MULTI_TAGS
+    values = decode_properties(h.properties) if h.properties else {}
+    order = list(values)
+    if _CLUSTER not in values:
+        order.append(_CLUSTER)
+    values[_CLUSTER] = broker.config.cluster_name
+    batch_text = java_properties_text(tuple(order), values)
+    born = conn.peer
+    reconsume_times = h.reconsume_times or 0
+    msgs = []
+    for e in decode_batch(req.body or b"", strict=False):
+        text = e.properties_text
+        if batch_text:
+            if text and not text.endswith("\x02"):
+                text += "\x02"
+            text += batch_text
+        msgs.append(
+            MessageToStore(
+                h.topic, queue_id, e.body, h.born_timestamp, born, e.flag, text, sys_flag, reconsume_times
+            )
+        )
+    return _answer(broker, req, broker.store.put_messages(msgs), queue_id)
+
+
+# ---------------------------------------------------------------------------- send back
+
+
+def consumer_send_msg_back(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    """CONSUMER_SEND_MSG_BACK (``asyncConsumerSendMsgBack``): a message the consumer failed goes
+    to ``%RETRY%<group>`` through the delay queue, or to ``%DLQ%<group>`` after the last retry."""
+    h = ConsumerSendMsgBackRequestHeader.from_ext(req.ext_fields)
+    cfg = broker.config
+    sgc = broker.groups.find(h.group)
+    if sgc is None:
+        return req.response(
+            ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
+            f"subscription group not exist, {h.group} {C.FAQ_SUFFIX}",
+        )
+    if not C.is_writeable(cfg.broker_permission):
+        return req.response(
+            ResponseCode.NO_PERMISSION, f"the broker[{cfg.broker_ip1}] sending message is forbidden"
+        )
+    if sgc.retry_queue_nums <= 0:
+        return req.response(ResponseCode.SUCCESS)
+    topic = C.retry_topic(h.group)
+    queue_id = random.randrange(99999999) % sgc.retry_queue_nums
+    topic_sys_flag = 0x2 if h.unit_mode else 0
+    tc, created = broker.topics.create_in_send_back(
+        topic, sgc.retry_queue_nums, C.PERM_WRITE | C.PERM_READ, topic_sys_flag
+    )
+    if created:
+        broker.register_soon(oneway=True)
+    if not C.is_writeable(tc.perm):
+        return req.response(ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden")
+    record = broker.store.lookup_message(h.offset)
+    if record is None:
+        return req.response(ResponseCode.SYSTEM_ERROR, f"look message by offset failed, {h.offset}")
+    msg = decode_record(record)
+    values = dict(msg.properties)
+    order = list(values)
+
+    def put(key: str, value: str) -> None:
+        if key not in values:
+            order.append(key)
+        values[key] = value
+
+    if MessageConst.PROPERTY_RETRY_TOPIC not in values:
+        put(MessageConst.PROPERTY_RETRY_TOPIC, msg.topic)
+    put(_WAIT, "false")
+    delay = h.delay_level
+    max_times = sgc.retry_max_times
+    if req.version >= V3_4_9 and h.max_reconsume_times is not None:
+        max_times = h.max_reconsume_times
+    if msg.reconsume_times >= max_times or delay < 0:
+        topic = C.dlq_topic(h.group)
+        queue_id = 0
+        _, created = broker.topics.create_in_send_back(
+            topic, C.DLQ_NUMS_PER_GROUP, C.PERM_WRITE | C.PERM_READ, 0
+        )
+        if created:
+            broker.register_soon(oneway=True)
+        put(_DELAY, "0")
+    else:
+        if delay == 0:
+            delay = 3 + msg.reconsume_times
+        put(_DELAY, str(delay))
+    origin = values.get(MessageConst.PROPERTY_ORIGIN_MESSAGE_ID)
+    if origin is None or not origin.strip():
+        origin = create_offset_msg_id(msg.store_host.host, msg.store_host.port, msg.physical_offset)
+    put(MessageConst.PROPERTY_ORIGIN_MESSAGE_ID, origin)
+    tran = msg.sys_flag & _TRAN_MASK
+    if tran == _TRAN_NOT_TYPE or tran == _TRAN_COMMIT:
+        topic, queue_id = schedule_rewrite(broker, topic, queue_id, values, order)
+    text = java_properties_text(tuple(order), values)
+    back = MessageToStore(
+        topic,
+        queue_id,
+        msg.body,
+        msg.born_timestamp,
+        (msg.born_host.host, msg.born_host.port),
+        msg.flag,
+        text,
+        msg.sys_flag & ~_HOST_V6,
+        msg.reconsume_times + 1,
+    )
+    return _send_back_answer(req, broker.store.put_message(back))
+
+
+async def _send_back_answer(req: RemotingCommand, put: Awaitable[PutResult]) -> RemotingCommand:
+    result = await put
+    if result.status is PutStatus.PUT_OK:
+        return req.response(ResponseCode.SUCCESS)
+    return req.response(ResponseCode.SYSTEM_ERROR, result.status.name)
+
+
+HANDLERS: dict[int, BrokerHandler] = {
+    10: send_message,
+    310: send_message,
+    320: send_message,
+    36: consumer_send_msg_back,
+}

@@ -1,0 +1,226 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Delayed delivery (``ScheduleMessageService``) and its offsets file ``config/delayOffset.json``.
+
+A message with the ``DELAY`` property (level n ≥ 1, capped at the number of ``messageDelayLevel``
+entries) is stored in ``SCHEDULE_TOPIC_XXXX`` queue n−1 with its real topic and queue id in
+``REAL_TOPIC``/``REAL_QID`` (the send path does that rewrite). One task per level reads its queue in
+order: when a message's due time (store time + the level's delay) has come, the message is put
+again under its real topic and queue, and the level's offset moves on. Java's
+``correctDeliverTimestamp`` applies: a due time further away than one level delay from now
+(a clock that went back) means "now".
+
+The offsets are ``{"offsetTable":{level:offset}}`` (bare integer keys), persisted every
+``flushDelayOffsetInterval`` ms and at shutdown, and served by GET_ALL_DELAY_OFFSET so that a
+slave can take over delivery where the master left it. Delivery runs on a master only.
+
+The service reads its queue through the store's consume-queue lookup and record lookup rather
+than ``get_messages``, so that its reads do not count as consumer traffic in the statistics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from wire.bodies import DelayOffsetSerializeWrapper
+from wire.errors import WireError
+from wire.message import MessageConst, MessageSysFlag, decode_stored_message
+
+from ..store import MessageStore, MessageToStore, PutResult, PutStatus
+from . import constants as C
+from .configfile import ConfigFile
+from .props import java_properties_text
+
+__all__ = ["ScheduleMessageService", "delivered_message"]
+
+log = logging.getLogger("reference_broker.broker")
+
+#: ``ScheduleMessageService.DELAY_FOR_A_WHILE``: retry pause after a failed delivery
+DELAY_FOR_A_WHILE_S = 0.1
+#: an idle level re-checks its queue at least this often (the dispatch listener wakes it sooner)
+IDLE_RECHECK_S = 1.0
+_HOST_V6 = int(MessageSysFlag.BORNHOST_V6_FLAG) | int(MessageSysFlag.STOREHOSTADDRESS_V6_FLAG)
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def delivered_message(record: bytes) -> MessageToStore | None:
+    """``messageTimeup``: the message a scheduled record turns into when it is due, or None when
+    the record has no usable real topic (Java skips such records).
+
+    The properties are written again from the decoded record (so ``DELAY``, ``REAL_TOPIC`` and
+    ``REAL_QID`` stay in the stored string, as in Java, where they are cleared only afterwards
+    in memory).
+    """
+    msg = decode_stored_message(record)
+    props = dict(msg.properties)
+    real_topic = props.get(MessageConst.PROPERTY_REAL_TOPIC)
+    qid_text = props.get(MessageConst.PROPERTY_REAL_QUEUE_ID)
+    if not real_topic or qid_text is None:
+        return None
+    try:
+        queue_id = int(qid_text)
+    except ValueError:
+        return None
+    return MessageToStore(
+        topic=real_topic,
+        queue_id=queue_id,
+        body=msg.body,
+        born_timestamp=msg.born_timestamp,
+        born_host=(msg.born_host.host, msg.born_host.port),
+        flag=msg.flag,
+        properties=java_properties_text(tuple(props), props),
+        sys_flag=msg.sys_flag & ~_HOST_V6,
+        reconsume_times=msg.reconsume_times,
+    )
+
+
+class ScheduleMessageService(ConfigFile):
+    """Delay-level offsets and the delivery tasks; see the module docstring."""
+
+    def __init__(self, path: Path, delay_levels_ms: list[int]) -> None:
+        super().__init__(path)
+        self.delay_levels_ms = list(delay_levels_ms)
+        #: delay level (1-based) → the next queue offset to deliver
+        self.offsets: dict[int, int] = {}
+        self._store: MessageStore | None = None
+        self._put: Callable[[MessageToStore], Awaitable[PutResult]] | None = None
+        self._events: dict[int, asyncio.Event] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def max_delay_level(self) -> int:
+        return len(self.delay_levels_ms)
+
+    def delay_ms(self, level: int) -> int:
+        return self.delay_levels_ms[level - 1]
+
+    def encode(self) -> str:
+        return DelayOffsetSerializeWrapper(offset_table=self.offsets).encode().decode("utf-8")
+
+    def decode(self, text: str) -> None:
+        self.offsets = dict(DelayOffsetSerializeWrapper.decode(text).offset_table)
+
+    @property
+    def running(self) -> bool:
+        return bool(self._tasks)
+
+    def start(self, store: MessageStore, put: Callable[[MessageToStore], Awaitable[PutResult]]) -> None:
+        """Start one delivery task per level (on a master)."""
+        if self._tasks:
+            return
+        self._store = store
+        self._put = put
+        for level in range(1, self.max_delay_level + 1):
+            self._events[level] = asyncio.Event()
+            self._tasks.append(asyncio.ensure_future(self._run_level(level)))
+
+    async def stop(self) -> None:
+        tasks, self._tasks = self._tasks, []
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            try:
+                await t
+            except asyncio.CancelledError:
+                pass
+            except Exception:  # a crashed task was already logged
+                pass
+
+    def notify(self, topic: str, queue_id: int, queue_offset: int, store_timestamp: int) -> None:
+        """The store's dispatch listener: wake the level whose queue got a message."""
+        if topic == C.RMQ_SYS_SCHEDULE_TOPIC:
+            ev = self._events.get(queue_id + 1)
+            if ev is not None:
+                ev.set()
+
+    async def _sleep(self, level: int, seconds: float) -> None:
+        ev = self._events[level]
+        ev.clear()
+        try:
+            await asyncio.wait_for(ev.wait(), seconds)
+        except TimeoutError:
+            pass
+
+    async def _run_level(self, level: int) -> None:
+        try:
+            while True:
+                pause = self._step(level)
+                if isinstance(pause, float):
+                    await self._sleep(level, pause)
+                else:
+                    delivered = await pause
+                    if not delivered:
+                        await asyncio.sleep(DELAY_FOR_A_WHILE_S)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("ScheduleMessageService, level %d stopped", level)
+
+    def _step(self, level: int) -> float | Awaitable[bool]:
+        """One look at a level's queue: seconds to wait, or the delivery to await."""
+        store = self._store
+        assert store is not None
+        qid = level - 1
+        offset = self.offsets.get(level, 0)
+        lo = store.min_offset(C.RMQ_SYS_SCHEDULE_TOPIC, qid)
+        hi = store.max_offset(C.RMQ_SYS_SCHEDULE_TOPIC, qid)
+        if offset < lo:
+            log.error("schedule CQ offset invalid. offset=%d, cqMinOffset=%d, queueId=%d", offset, lo, qid)
+            self.offsets[level] = offset = lo
+        if offset >= hi:
+            return IDLE_RECHECK_S
+        commit_offset = store.commit_offset_of(C.RMQ_SYS_SCHEDULE_TOPIC, qid, offset)
+        record = store.lookup_message(commit_offset) if commit_offset is not None else None
+        if record is None:
+            self.offsets[level] = offset + 1
+            return 0.0
+        try:
+            stored = decode_stored_message(record)
+        except WireError as exc:
+            log.error("schedule queue %d offset %d: unreadable record: %s", qid, offset, exc)
+            self.offsets[level] = offset + 1
+            return 0.0
+        now = _now_ms()
+        delay = self.delay_ms(level)
+        due = stored.store_timestamp + delay
+        if due > now + delay:  # mirrors correctDeliverTimestamp
+            due = now
+        if due > now:
+            return (due - now) / 1000.0
+        msg = delivered_message(record)
+        if msg is None or msg.topic == C.RMQ_SYS_TRANS_HALF_TOPIC:
+            log.error("[BUG] the real topic of schedule msg at offset %d is unusable, discard it", offset)
+            self.offsets[level] = offset + 1
+            return 0.0
+        return self._deliver(level, offset, msg)
+
+    async def _deliver(self, level: int, offset: int, msg: MessageToStore) -> bool:
+        assert self._put is not None
+        result = await self._put(msg)
+        # mirrors syncDeliver: only PUT_OK moves the offset on; anything else is retried
+        if result.status is PutStatus.PUT_OK:
+            self.offsets[level] = offset + 1
+            return True
+        log.warning(
+            "ScheduleMessageService, a message time up, but reput it failed, topic: %s msgId %s status %s",
+            msg.topic,
+            result.msg_id,
+            result.status.name,
+        )
+        return False
+
+    def due_count(self) -> int:
+        """Messages waiting in the schedule queues (for tests and runtime info)."""
+        store = self._store
+        if store is None:
+            return 0
+        return sum(
+            max(0, store.max_offset(C.RMQ_SYS_SCHEDULE_TOPIC, lv - 1) - self.offsets.get(lv, 0))
+            for lv in range(1, self.max_delay_level + 1)
+        )
