@@ -189,6 +189,7 @@ class MessageStore:
         self._reput_offset = 0
         self._listeners: list[DispatchListener] = []
         self._arrival_listeners: list[ArrivalListener] = []
+        self._append_listeners: list[Callable[[int], None]] = []
         self._last_store_ts = 0
         self._last_dispatch_ts = 0
         self._store_host = HostPort(config.store_host[0], config.store_host[1])
@@ -442,6 +443,23 @@ class MessageStore:
         with contextlib.suppress(ValueError):
             self._listeners.remove(fn)
 
+    def add_append_listener(self, fn: Callable[[int], None]) -> None:
+        """Call ``fn(new_max_offset)`` whenever the CommitLog grows (a put or a replica append),
+        e.g. to wake an HA connection waiting for data to send."""
+        self._append_listeners.append(fn)
+
+    def remove_append_listener(self, fn: Callable[[int], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._append_listeners.remove(fn)
+
+    def _notify_append(self) -> None:
+        end = self.commitlog.max_offset
+        for fn in self._append_listeners:
+            try:
+                fn(end)
+            except Exception:
+                log.exception("append listener %r failed", fn)
+
     def add_arrival_listener(self, fn: ArrivalListener) -> None:
         """Like :meth:`add_dispatch_listener` with the unit's tagsCode as a fifth argument
         (``MessageArrivingListener.arriving`` gets it to skip holds whose tags do not match)."""
@@ -657,6 +675,7 @@ class MessageStore:
         for d in dispatches:
             self._dispatch(d)
         self._reput_offset = f.end_offset
+        self._notify_append()
         wait = any(_wait_store_msg_ok(p.props) for p in prepared)
         return PutResult(PutStatus.PUT_OK, msg_id=",".join(ids), queue_offset=first_qo, wrote_offset=base,
                          wrote_bytes=total, store_timestamp=ts, msg_num=len(prepared)), wait
@@ -1162,6 +1181,7 @@ class MessageStore:
             raise StoreError(f"an empty store starts replicating at a file boundary, not at {offset}")
         self.commitlog.append_raw(offset, data)
         self._reput()
+        self._notify_append()
         if self.config.sync_flush:
             self._wake_flusher()
 

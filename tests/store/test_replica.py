@@ -68,9 +68,15 @@ def test_a_slave_fed_in_random_chunks_ends_identical(tmp_path_factory, seed: int
     async def go():
         async with MessageStore(mcfg) as m, MessageStore(scfg) as s:
             arrivals: list[tuple] = []
+            grown: list[int] = []
             s.add_dispatch_listener(lambda *a: arrivals.append(a))
+            m.add_append_listener(grown.append)
             await _fill_master(m, seed)
+            assert grown and grown[-1] == m.commitlog_max_offset() and grown == sorted(set(grown))
+            grown.clear()
+            s.add_append_listener(grown.append)
             _replicate(m, s, cuts)
+            assert grown[-1] == s.commitlog_max_offset()
             checks = []
             for topic in m.topics():
                 assert s.queue_ids(topic) == m.queue_ids(topic)
