@@ -32,6 +32,7 @@ app = typer.Typer(
 SUBAPPS: list[tuple[str, str, str, str]] = [
     ("namesrv", "app", "namesrv", "Run a reference name server; query and configure name servers."),
     ("broker", "app", "broker", "Run a reference broker; inspect and configure brokers."),
+    ("pcap", "app", "pcap", "Decode and summarise captures of RocketMQ traffic; record new ones."),
 ]
 
 

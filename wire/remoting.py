@@ -395,8 +395,51 @@ def _ext_value(v: Any) -> str | None:
     return fastjson.dumps(v)  # an object or array where a string belongs: keep its JSON text
 
 
+_JSON_DECODER = json.JSONDecoder(parse_float=Decimal)
+_I32_MIN, _I32_MAX = _INT32
+
+
+def _fast_json_header(data: bytes) -> RemotingCommand | None:
+    """The common case, for the broker and the capture scanner: strict UTF-8 JSON whose numbers are
+    ints in range and whose ext values are all strings. Anything else returns None, and
+    :func:`decode_json_header` takes its general path, which yields the same command or error."""
+    try:
+        obj = _JSON_DECODER.decode(data.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    if type(obj) is not dict:
+        return None
+    get = obj.get
+    code, flag, opaque, version = get("code", 0), get("flag", 0), get("opaque", 0), get("version", 0)
+    if not (type(code) is int and type(flag) is int and type(opaque) is int and type(version) is int
+            and _I32_MIN <= code <= _I32_MAX and _I32_MIN <= flag <= _I32_MAX
+            and _I32_MIN <= opaque <= _I32_MAX and _I32_MIN <= version <= _I32_MAX):
+        return None
+    lang_raw = get("language", "JAVA")
+    if type(lang_raw) is not str:
+        return None
+    remark = get("remark")
+    if remark is not None and type(remark) is not str:
+        return None
+    ext = get("extFields")
+    if ext is None:
+        ext = {}
+    elif type(ext) is not dict:
+        return None
+    else:
+        for v in ext.values():
+            if type(v) is not str:
+                return None
+    return _trusted(code, LanguageCode.__members__.get(lang_raw, lang_raw), version, opaque, flag, remark, ext,
+                    SerializeType.JSON)
+
+
 def decode_json_header(data: bytes) -> RemotingCommand:
     """Decode a JSON header (offsets in errors are relative to the header's first byte)."""
+    if type(data) is bytes:
+        fast = _fast_json_header(data)
+        if fast is not None:
+            return fast
     try:
         obj = json.loads(data, parse_float=Decimal)
     except (ValueError, RecursionError):

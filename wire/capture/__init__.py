@@ -43,6 +43,9 @@ the answers with ``row.command`` of the paired responses, and bulk jobs map rows
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from pathlib import Path
+
 from .decoder import CaptureDecoder, decode_capture
 from .packets import PacketError, Segment, address_text, parse_packet
 from .ports import DEFAULT_PORTS, PortRoles, parse_port_overrides
@@ -50,6 +53,15 @@ from .records import CaptureFileError, Record, capture_size, read_records
 from .rows import ARROWS, DIRECTIONS, FLAT_COLUMNS, CommandRow, Conversation, HaRow, ProblemRow, Row
 from .streams import find_frame_start, plausible_frame_start
 from .tcp import TcpConnection, TcpReassembler
+
+
+def record_live(out: str | Path, ports: Iterable[int], *, iface: str = "lo", duration: float | None = None,
+                count: int | None = None) -> tuple[int, int]:
+    """Capture live TCP traffic of ``ports`` on ``iface`` into the pcap ``out`` (needs root or
+    CAP_NET_RAW); returns (packets, bytes). scapy is imported only when this is called."""
+    from ._scapy_io import record_live as record
+
+    return record(out, ports, iface=iface, duration=duration, count=count)
 
 __all__ = [
     "ARROWS",
@@ -77,4 +89,5 @@ __all__ = [
     "parse_port_overrides",
     "plausible_frame_start",
     "read_records",
+    "record_live",
 ]

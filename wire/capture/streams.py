@@ -34,7 +34,8 @@ from typing import Any, Protocol
 
 from ..errors import DecodeError
 from ..framing import MAX_TOTAL_LENGTH, PREFIX, Frame, check_prefix
-from ..remoting import FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand, decode_frame
+from ..codes import SerializeType
+from ..remoting import FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand, decode_frame, decode_header
 from .rows import Conversation, ProblemRow
 
 __all__ = ["FrameSink", "HaHalf", "RemotingHalf", "find_frame_start", "plausible_frame_start"]
@@ -46,6 +47,7 @@ _BIN_MIN_HEADER = 21
 _MAX_LANGUAGE = 31
 _FLAG_BITS = FLAG_RESPONSE | FLAG_ONEWAY
 _JSON_SECOND = frozenset(b"\"'} \t\r\n")
+_KINDS = (SerializeType.JSON, SerializeType.ROCKETMQ)
 
 
 class FrameSink(Protocol):
@@ -214,18 +216,60 @@ class RemotingHalf(_Half):
         self.max_total_length = max_total_length
 
     def data(self, offset: int, data: bytes, ts: float, record: int) -> None:
-        self.segs.append((offset, ts, record))
         if self.pos == len(self.buf):
-            # Nothing pending: parse straight from the segment, keep only what is left over.
+            # Nothing pending, so every earlier segment is consumed: parse straight from this one.
+            segs = self.segs
+            segs.clear()
+            segs.append((offset, ts, record))
+            pos = self._whole_frames(offset, data, ts, record) if self.synced else 0
+            if pos == len(data):
+                self.base = offset + pos
+                self.buf = bytearray()
+                self.pos = 0
+                return
             self.buf = data  # type: ignore[assignment]  # read-only use until _keep copies it
-            self.pos = 0
+            self.pos = pos
             self.base = offset
             self._run()
             self._keep()
         else:
+            self.segs.append((offset, ts, record))
             self.buf += data
             self._run()
             self._compact()
+
+    def _whole_frames(self, offset: int, data: bytes, ts: float, record: int) -> int:
+        """The hot path: frames that lie whole in one segment, with a sound prefix and a header that
+        decodes. Returns where it stopped; anything else is left to :meth:`_run`, which decodes the
+        same bytes again the careful way and reports what is wrong."""
+        n = len(data)
+        pos = 0
+        unpack = PREFIX.unpack_from
+        limit = self.max_total_length
+        command = self.sink.command
+        d = self.direction
+        frames = self.conv.frames
+        while n - pos >= 8:
+            total, word = unpack(data, pos)
+            hl = word & 0xFFFFFF
+            kind = word >> 24
+            end = pos + 4 + total
+            # the checks of check_prefix, as one test
+            if not (4 <= total <= limit and hl <= total - 4 and kind <= 1) or end > n:
+                break
+            try:
+                cmd = decode_header(_KINDS[kind], data[pos + 8:pos + 8 + hl])
+            except Exception:  # noqa: BLE001 - _run decodes it again and reports what is wrong
+                break
+            if end > pos + 8 + hl:
+                # as decode_frame does: the decoded header gets its body
+                object.__setattr__(cmd, "body", data[pos + 8 + hl:end])
+            index = self.index
+            self.index = index + 1
+            frames[d] += 1
+            command(d, ts, ts, offset + pos, index, 4 + total, record, hl, cmd)
+            pos = end
+        return pos
 
     def _keep(self) -> None:
         buf = self.buf

@@ -149,6 +149,34 @@ class TcpReassembler:
         src, sport, dst, dport, seq, ack, flags, payload, missing = seg
         key = (src, sport, dst, dport)
         entry = self._table.get(key)
+        if entry is not None and not flags & (TCP_SYN | TCP_FIN | TCP_RST) and not missing:
+            # The hot path: an established connection, a bare ACK or the next bytes in order.
+            conn, d = entry
+            h = conn.halves[d]
+            if h.started:
+                conn.last_ts = ts
+                conn.packets += 1
+                if flags & TCP_ACK:
+                    r = conn.halves[1 - d]
+                    if r.started:
+                        a = r.nxt + ((ack - r.base - r.nxt + _HALF) & _MASK) - _HALF
+                        if a > r.acked:
+                            r.acked = a
+                            if r.ooo:
+                                self._acked(conn, 1 - d, r)
+                if not payload:
+                    return
+                nxt = h.nxt
+                off = nxt + ((seq - h.base - nxt + _HALF) & _MASK) - _HALF
+                h.segments += 1
+                h.last_ts = ts
+                if off == nxt and not h.ooo:
+                    h.nxt = nxt + len(payload)
+                    h.delivered += len(payload)
+                    conn.handler.data(d, off, payload, ts, record)  # type: ignore[union-attr]
+                else:
+                    self._put(conn, d, h, off, payload, 0, ts, record)
+                return
         if entry is None:
             if not (payload or missing or flags & (TCP_SYN | TCP_FIN)):
                 return  # a bare ACK of a connection we never saw carry anything

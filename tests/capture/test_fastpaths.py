@@ -1,0 +1,178 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Differential tests: every hot path of the capture pipeline gives what the careful path gives.
+
+* ``wire.remoting._fast_json_header`` (strict JSON, int fields, string ext values) against
+  ``decode_json_header``'s general path;
+* ``RemotingHalf._whole_frames`` (frames whole in one segment) against ``RemotingHalf._run``;
+* the Ethernet/IPv4/TCP shortcut of ``CaptureDecoder.feed`` against ``parse_packet``;
+* ``JsonLines`` against ``json.dumps(row_fields(row))``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.capture.helpers import exchange, frame, request, write_conversation
+from tests.capture.test_streams import Sink
+from wire import DecodeError, RemotingCommand
+from wire import remoting as remoting_module
+from wire.capture import CaptureDecoder, Conversation, decode_capture
+from wire.capture.fields import JsonLines, row_fields
+from wire.capture.streams import RemotingHalf
+from wire.capture.synth import PcapWriter, TcpFlow
+
+_scalar = st.one_of(st.integers(-(2**40), 2**40), st.text(max_size=8), st.booleans(), st.none(),
+                    st.decimals(allow_nan=False, allow_infinity=False, places=2),
+                    st.lists(st.integers(), max_size=2))
+_header = st.fixed_dictionaries(
+    {},
+    optional={
+        "code": st.one_of(st.integers(-(2**33), 2**33), _scalar), "flag": st.one_of(st.integers(0, 3), _scalar),
+        "opaque": st.one_of(st.integers(), _scalar), "version": st.one_of(st.integers(0, 500), _scalar),
+        "language": st.one_of(st.sampled_from(["JAVA", "CPP", "GO", "KLINGON"]), _scalar),
+        "remark": st.one_of(st.text(max_size=10), _scalar),
+        "extFields": st.one_of(st.dictionaries(st.text(max_size=5), st.one_of(st.text(max_size=6), _scalar),
+                                               max_size=4), _scalar),
+        "serializeTypeCurrentRPC": st.just("JSON"),
+    })
+
+
+def _general(data: bytes) -> Any:
+    saved = remoting_module._fast_json_header
+    remoting_module._fast_json_header = lambda _data: None  # type: ignore[assignment]
+    try:
+        return remoting_module.decode_json_header(data)
+    except DecodeError as err:
+        return ("error", type(err), str(err))
+    finally:
+        remoting_module._fast_json_header = saved  # type: ignore[assignment]
+
+
+def _dump(obj: Any) -> bytes:
+    return json.dumps(obj, default=lambda d: float(d) if isinstance(d, Decimal) else str(d)).encode()
+
+
+@settings(max_examples=400, deadline=None)
+@given(_header)
+def test_fast_json_header_agrees_with_the_general_path(obj: dict[str, Any]) -> None:
+    data = _dump(obj)
+    fast = remoting_module._fast_json_header(data)
+    general = _general(data)
+    if fast is not None:
+        assert fast == general
+        assert dict(fast.ext_fields) == dict(general.ext_fields)
+        assert (fast.language, fast.remark) == (general.language, general.remark)
+
+
+@pytest.mark.parametrize("data", [
+    b'{"code":105,"language":"JAVA","extFields":{"topic":"T"}}',
+    b'\xef\xbb\xbf{"code":105}',
+    b'{"code":105,"extFields":{"n":1}}',
+    '{"code":1,"remark":"\ud800"}'.encode("utf-8", "surrogatepass"),
+    b'{code:105}',
+    b'[1]',
+])
+def test_fast_json_header_edge_cases(data: bytes) -> None:
+    fast = remoting_module._fast_json_header(data)
+    general = _general(data)
+    assert fast is None or fast == general
+
+
+class _CarefulHalf(RemotingHalf):
+    """The same decoder with the one-segment shortcut switched off."""
+
+    __slots__ = ()
+
+    def _whole_frames(self, offset: int, data: bytes, ts: float, record: int) -> int:
+        return 0
+
+
+def _run(cls: type[RemotingHalf], chunks: list[bytes]) -> tuple[list[Any], list[Any]]:
+    sink = Sink()
+    conv = Conversation(0, "t", "a", 1, "b", 2, None, "remoting", 0.0, True)
+    half = cls(sink, conv, 0)
+    pos = 0
+    for i, c in enumerate(chunks):
+        half.data(pos, c, float(i), i + 1)
+        pos += len(c)
+    half.end(pos, 9.0)
+    return sink.commands, [(p.verdict, p.offset, p.length, p.message) for p in sink.problems]
+
+
+_frames = st.lists(st.builds(lambda code, op, body, binary: frame(request(code, op, {"k": "v"}, body,
+                                                                           binary=binary)),
+                             st.integers(0, 400), st.integers(0, 2**31 - 1), st.binary(max_size=40), st.booleans()),
+                   min_size=1, max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_frames, st.lists(st.integers(0, 5), max_size=6), st.binary(max_size=12), st.integers(0, 2000))
+def test_whole_frame_shortcut_agrees_with_the_careful_path(frames: list[bytes], groups: list[int], junk: bytes,
+                                                           flip: int) -> None:
+    data = bytearray(b"".join(frames) + junk)
+    if flip < len(data):
+        data[flip] ^= 0x5A
+    # chunks that mostly hold whole frames, sometimes several, sometimes cut
+    chunks: list[bytes] = []
+    pos = 0
+    for g in groups:
+        cut = min(len(data), pos + sum(len(f) for f in frames[:g]) + g)
+        chunks.append(bytes(data[pos:cut]))
+        pos = cut
+    chunks.append(bytes(data[pos:]))
+    assert _run(RemotingHalf, chunks) == _run(_CarefulHalf, chunks)
+
+
+def _records(path: Any) -> list[tuple[int, float, int, bytes]]:
+    from wire.capture import read_records
+
+    return list(read_records(path))
+
+
+def test_ethernet_shortcut_agrees_with_parse_packet(tmp_path: Any) -> None:
+    buf = io.BytesIO()
+    w = PcapWriter(buf)
+    flow = TcpFlow(w, ("10.0.0.1", 40000), ("10.0.0.2", 9876), mss=300)
+    flow.handshake(1.0)
+    for d, f in exchange(5, body=700):
+        flow.send(2.0, d, f)
+    flow.close(3.0)
+    path = tmp_path / "c.pcap"
+    path.write_bytes(buf.getvalue())
+    recs = _records(path)
+    fast = CaptureDecoder()
+    raw = CaptureDecoder()
+    for n, ts, lt, data in recs:
+        assert lt == 1
+        fast.feed(n, ts, lt, data)  # Ethernet/IPv4/TCP: the shortcut
+        raw.feed(n, ts, 101, data[14:])  # the same IP packets as raw IP: parse_packet
+    fast.finish()
+    raw.finish()
+    a = [(r.ts, r.offset, r.direction, r.command) for r in fast.take() if r.kind == "command"]
+    b = [(r.ts, r.offset, r.direction, r.command) for r in raw.take() if r.kind == "command"]
+    assert a == b and len(a) == 10
+
+
+def test_json_lines_are_row_fields_in_json(tmp_path: Any) -> None:
+    path = write_conversation(tmp_path / "c.pcap", exchange(4, binary=True) + exchange(3), server=("10.0.0.2", 10911))
+    rows = list(decode_capture(path))
+    for bodies in ("none", "text", "hex", "decoded"):
+        for capture in (None, "c.pcap"):
+            lines = JsonLines(bodies=bodies, capture=capture)
+            for r in rows:
+                expected = json.dumps(row_fields(r, bodies=bodies, capture=capture), ensure_ascii=False,
+                                      separators=(",", ":"), default=str)
+                assert lines(r) == expected
+
+
+def test_remoting_command_equality_is_what_the_fast_path_returns() -> None:
+    cmd = RemotingCommand.request(105, {"topic": "T"}, opaque=3)
+    data = remoting_module.encode_json_header(cmd)
+    assert remoting_module._fast_json_header(data) == cmd
