@@ -119,7 +119,8 @@ def _string_to_file(text: str, path: Path) -> None:
     tmp = path.with_name(path.name + ".tmp")
     bak = path.with_name(path.name + ".bak")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp.write_text(text, encoding="utf-8")
+    # FileWriter writes "?" for what UTF-8 cannot hold (a lone surrogate from a JSON header escape)
+    tmp.write_text(text, encoding="utf-8", errors="replace")
     try:
         previous = path.read_bytes()
     except FileNotFoundError:

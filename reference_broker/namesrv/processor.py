@@ -130,7 +130,7 @@ class NamesrvContext:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(format_properties(self.config.values), encoding="utf-8")
+            tmp.write_text(format_properties(self.config.values), encoding="utf-8", errors="replace")
             tmp.replace(path)
         except OSError as exc:
             log.error("cannot persist the configuration to %s: %s", path, exc)

@@ -33,6 +33,7 @@ the ones to close.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -59,6 +60,8 @@ __all__ = [
     "RouteInfoManager",
     "now_ms",
 ]
+
+log = logging.getLogger("reference_broker.namesrv")
 
 #: ``MixAll.MASTER_ID``: broker id 0 is the master
 MASTER_ID = 0
@@ -162,6 +165,9 @@ class RouteInfoManager:
                 for config in topic_configs:
                     self._create_and_update_queue_data(broker_name, config)
 
+        if broker_addr not in self.broker_live_table:
+            log.info("new broker registered: %s %s id %d in %s, HA %s", broker_name, broker_addr, broker_id,
+                     cluster_name, ha_server_addr)
         self.broker_live_table[broker_addr] = BrokerLiveInfo(self.clock(), version, channel, ha_server_addr)
 
         if filter_server_list is not None:
@@ -204,6 +210,7 @@ class RouteInfoManager:
     def unregister_broker(self, cluster_name: str, broker_addr: str, broker_name: str,
                           broker_id: int) -> None:
         """``unregisterBroker`` (UNREGISTER_BROKER, sent by a broker that shuts down)."""
+        log.info("broker unregistered: %s %s id %d", broker_name, broker_addr, broker_id)
         self.broker_live_table.pop(broker_addr, None)
         self.filter_server_table.pop(broker_addr, None)
         remove_broker_name = False
@@ -258,7 +265,8 @@ class RouteInfoManager:
             found = remote_addr
         if not found:
             return
-        self.broker_live_table.pop(found, None)
+        if self.broker_live_table.pop(found, None) is not None:
+            log.info("broker %s dropped: its connection closed", found)
         self.filter_server_table.pop(found, None)
         name_found: str | None = None
         remove_broker_name = False

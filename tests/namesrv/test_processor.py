@@ -390,3 +390,10 @@ def test_any_request_gets_a_response_never_an_exception(code, ext, body, version
     ctx = make_ctx()
     resp = process(ctx, RemotingCommand.request(code, ext, body, opaque=5, version=version), object())
     assert resp is not None and resp.is_response and resp.opaque == 5
+
+
+def test_kv_value_java_cannot_write_as_utf8(tmp_path: Path) -> None:
+    # a JSON header may carry "\ud800": Java's FileWriter writes "?" for it, and so do we
+    ctx = make_ctx(tmp_path)
+    assert call(ctx, R.PUT_KV_CONFIG, {"namespace": "NS", "key": "k", "value": "a\ud800b"}).code == 0
+    assert json.loads((tmp_path / "kvConfig.json").read_text()) == {"configTable": {"NS": {"k": "a?b"}}}
