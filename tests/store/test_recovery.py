@@ -329,11 +329,13 @@ def test_crash_recovery_starts_at_the_file_the_checkpoint_names(cfg: StoreConfig
     # the checkpoint says all was flushed up to the first record of the third file (plus 3 s)
     stamp = first_of[starts[2]].store_timestamp + 3000
     copy.checkpoint_path.write_bytes(encode_checkpoint(StoreCheckpoint(stamp, stamp, stamp)))
-    # a damaged body in the second file: a walk from the first file would stop there
+    # a body CRC that does not match in the second file: a walk from the first file would stop there
     rec = first_of[starts[1]]
     with open(files[1], "r+b") as fh:
-        fh.seek(rec.wrote_offset - starts[1] + rec.wrote_bytes - 30)
-        fh.write(b"\xff")
+        fh.seek(rec.wrote_offset - starts[1] + 8)
+        crc = fh.read(4)
+        fh.seek(-4, 1)
+        fh.write(bytes([crc[0] ^ 0x40]) + crc[1:])
 
     async def recover():
         async with MessageStore(copy) as s:
