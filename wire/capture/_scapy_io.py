@@ -12,6 +12,7 @@ captures loopback traffic with ``AsyncSniffer`` and writes it with ``PcapWriter`
 from __future__ import annotations
 
 import logging
+import socket
 import struct
 import time
 import zlib
@@ -22,6 +23,8 @@ from typing import Any
 from .records import MAX_RECORD_LENGTH, CaptureFileError, CountingReader, Record
 
 __all__ = ["pcapng_records", "record_live"]
+
+_RECEIVE_BUFFER = 64 * 1024 * 1024
 
 
 class _Collect(logging.Filter):
@@ -87,6 +90,37 @@ def pcapng_records(reader: CountingReader, path: str, magic: bytes,
             on_progress(reader.raw_position())
 
 
+def _whole_frame_socket(iface: str) -> Any:
+    """scapy's layer-2 socket for ``iface``, reading up to 256 KiB per frame.
+
+    Two differences from what ``sniff(iface=...)`` opens: frames are received whole (scapy's
+    socket reads ``MTU`` = 65,535 bytes by default, and loopback frames reach 65,549), and on
+    Linux the copy of each outgoing frame is dropped, as libpcap does, so loopback traffic is
+    recorded once rather than twice (scapy's L2 socket, unlike its listen-only socket, skips
+    PACKET_OUTGOING).
+    """
+    from scapy.config import conf
+
+    base: Any = conf.L2socket
+
+    class WholeFrames(base):  # type: ignore[misc]
+        def recv(self, x: int = 262144, **kwargs: Any) -> Any:
+            return super().recv(262144, **kwargs)
+
+    sock = WholeFrames(iface=iface)
+    # A deep kernel buffer, as tcpdump -B gives: a Python reader falls behind bursts on loopback.
+    # SO_RCVBUFFORCE (Linux, needs CAP_NET_ADMIN) passes net.core.rmem_max; else keep what we got.
+    ins = getattr(sock, "ins", None)
+    if ins is not None:
+        for option in (getattr(socket, "SO_RCVBUFFORCE", 33), socket.SO_RCVBUF):
+            try:
+                ins.setsockopt(socket.SOL_SOCKET, option, _RECEIVE_BUFFER)
+                break
+            except OSError:
+                continue
+    return sock
+
+
 def record_live(out: str | Path, ports: Iterable[int], *, iface: str = "lo", duration: float | None = None,
                 count: int | None = None, on_packet: Callable[[int, int], None] | None = None,
                 stop: Callable[[], bool] | None = None) -> tuple[int, int]:
@@ -97,14 +131,11 @@ def record_live(out: str | Path, ports: Iterable[int], *, iface: str = "lo", dur
     ``(packets written, bytes written)``. ``on_packet(packets, bytes)`` is called after each
     packet. Needs the rights to open a packet socket (root, or CAP_NET_RAW).
     """
-    from scapy.config import conf
     from scapy.layers.inet import TCP
     from scapy.sendrecv import AsyncSniffer
     from scapy.utils import PcapWriter
 
     wanted = frozenset(int(p) for p in ports)
-    # Loopback segments reach 65,549 bytes with the link header: receive whole frames.
-    conf.bufsize = max(int(conf.bufsize), 262144)
     writer = PcapWriter(str(out), sync=True, snaplen=262144)
     counts = [0, 0]
 
@@ -123,7 +154,7 @@ def record_live(out: str | Path, ports: Iterable[int], *, iface: str = "lo", dur
         if on_packet is not None:
             on_packet(counts[0], counts[1])
 
-    sniffer = AsyncSniffer(iface=iface, store=False, lfilter=keep, prn=write)
+    sniffer = AsyncSniffer(opened_socket=_whole_frame_socket(iface), store=False, lfilter=keep, prn=write)
     sniffer.start()
     deadline = None if duration is None else time.monotonic() + duration
     try:

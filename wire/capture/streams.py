@@ -32,9 +32,9 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Protocol
 
+from ..codes import SerializeType
 from ..errors import DecodeError
 from ..framing import MAX_TOTAL_LENGTH, PREFIX, Frame, check_prefix
-from ..codes import SerializeType
 from ..remoting import FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand, decode_frame, decode_header
 from .rows import Conversation, ProblemRow
 
@@ -259,7 +259,7 @@ class RemotingHalf(_Half):
                 break
             try:
                 cmd = decode_header(_KINDS[kind], data[pos + 8:pos + 8 + hl])
-            except Exception:  # noqa: BLE001 - _run decodes it again and reports what is wrong
+            except Exception:  # _run decodes it again and reports what is wrong
                 break
             if end > pos + 8 + hl:
                 # as decode_frame does: the decoded header gets its body
