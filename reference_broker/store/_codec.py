@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from wire.message import (
+    BATCH_ENTRY_OVERHEAD,
     MAX_PROPERTIES_LENGTH,
     HostPort,
     MessageConst,
@@ -62,6 +63,7 @@ from wire.store import (
 )
 
 __all__ = [
+    "BATCH_ENTRY_OVERHEAD",
     "CHECKPOINT_FILE_SIZE",
     "CQ_UNIT_SIZE",
     "END_FILE_MIN_BLANK_LENGTH",

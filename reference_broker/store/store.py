@@ -566,27 +566,31 @@ class MessageStore:
         return PutStatus.PUT_OK
 
     def _prepare(self, msg: MessageToStore) -> _Prepared | PutStatus:
-        topic_len = len(msg.topic.encode("utf-8"))
-        if topic_len > 0x7F:
-            # mirrors checkMessage: v1 records hold the topic length in a signed byte
+        try:
+            topic_len = len(msg.topic.encode("utf-8"))
+            if topic_len > 0x7F:
+                # mirrors checkMessage: v1 records hold the topic length in a signed byte
+                return PutStatus.MESSAGE_ILLEGAL
+            if len(msg.body) > self.config.max_message_size:
+                return PutStatus.MESSAGE_ILLEGAL
+            if isinstance(msg.properties, str):
+                text = msg.properties
+                props = _codec.decode_properties(text)
+            else:
+                props = dict(msg.properties)
+                text = _codec.encode_properties(props)
+            plen = len(text.encode("utf-8"))
+            if plen > _codec.MAX_PROPERTIES_LENGTH:
+                return PutStatus.PROPERTIES_SIZE_EXCEEDED
+            sys_flag = msg.sys_flag
+            if ":" in msg.born_host[0]:
+                sys_flag |= _BORN_V6
+            if self._store_v6:
+                sys_flag |= _STORE_V6
+            size = _codec.stored_message_size(len(msg.body), topic_len, plen, sys_flag=sys_flag)
+        except (ValueError, TypeError, IndexError) as exc:  # not UTF-8-encodable, bad host, ...
+            log.warning("message refused: %s", exc)
             return PutStatus.MESSAGE_ILLEGAL
-        if len(msg.body) > self.config.max_message_size:
-            return PutStatus.MESSAGE_ILLEGAL
-        if isinstance(msg.properties, str):
-            text = msg.properties
-            props = _codec.decode_properties(text)
-        else:
-            props = dict(msg.properties)
-            text = _codec.encode_properties(props)
-        plen = len(text.encode("utf-8"))
-        if plen > _codec.MAX_PROPERTIES_LENGTH:
-            return PutStatus.PROPERTIES_SIZE_EXCEEDED
-        sys_flag = msg.sys_flag
-        if ":" in msg.born_host[0]:
-            sys_flag |= _BORN_V6
-        if self._store_v6:
-            sys_flag |= _STORE_V6
-        size = _codec.stored_message_size(len(msg.body), topic_len, plen, sys_flag=sys_flag)
         return _Prepared(msg, topic_len, text, props, sys_flag, size)
 
     def _append(self, msgs: list[MessageToStore], batch: bool) -> tuple[PutResult, bool]:
@@ -612,7 +616,9 @@ class MessageStore:
                 return PutResult(PutStatus.MESSAGE_ILLEGAL), False
             if any(_delay_level(p.props) > 0 for p in prepared):
                 return PutResult(PutStatus.MESSAGE_ILLEGAL), False
-            body_total = sum(22 + len(p.msg.body) + len(p.text.encode("utf-8")) for p in prepared)
+            # the batch body's size: each entry is its body and properties plus a fixed head
+            body_total = sum(_codec.BATCH_ENTRY_OVERHEAD + len(p.msg.body) + len(p.text.encode("utf-8"))
+                             for p in prepared)
             if body_total > self.config.max_message_size:
                 return PutResult(PutStatus.MESSAGE_ILLEGAL), False
         total = sum(p.size for p in prepared)

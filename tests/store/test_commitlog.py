@@ -216,3 +216,12 @@ def test_walking_in_windows_smaller_than_a_record(cfg: StoreConfig) -> None:
             assert cl.last_record_end(0, verify=True)[0] == rs[-1].wrote_offset
         finally:
             cl.close()
+
+
+def test_messages_that_cannot_be_written_are_illegal_not_errors(cfg: StoreConfig) -> None:
+    bad = [MessageToStore(topic="\ud800", queue_id=0, body=b"", born_timestamp=1, born_host=BORN),
+           MessageToStore(topic="T", queue_id=0, body=b"", born_timestamp=1, born_host=("not-an-ip", 1)),
+           MessageToStore(topic="T", queue_id=0, body=b"", born_timestamp=-(2**70), born_host=BORN)]
+    results = _put_many(cfg, [*bad, message()])
+    assert [r.status for r in results] == [PutStatus.MESSAGE_ILLEGAL] * 3 + [PutStatus.PUT_OK]
+    assert results[-1].wrote_offset == 0
