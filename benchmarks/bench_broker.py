@@ -1,0 +1,249 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Reference broker throughput: sends/s and pulls/s, as ratios to a minimal asyncio server.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_broker.py [--seconds 3] [--body 1024] [--cases 1x1,4x32,16x64]
+
+Each server runs in its own process; this process is the load generator, built on :mod:`wire`:
+``C`` connections each keep ``W`` requests in flight (``C``x``W``), writing the next pre-encoded
+frame as soon as an answer comes back (answers are cut with :class:`wire.FrameBuffer`; one in 64
+is decoded to check its code). Cases, for ASYNC_FLUSH and SYNC_FLUSH brokers:
+
+* **send**: SEND_MESSAGE_V2 of 1 KiB bodies (UNIQ_KEY, KEYS, TAGS and WAIT properties, as a Java
+  producer sends them) to 8 queues of one topic;
+* **pull**: PULL_MESSAGE of 32 messages (SUBSCRIPTION flag, ``*``) from the messages the send
+  case stored, offsets cycling over the queues; the rate is of messages (32 per answer).
+
+In the same run, the same frames go to a minimal server (:func:`wire.aio.start_server` whose
+handler answers SUCCESS with no body), and the table shows the broker's rate as a ratio of it.
+No assertions: the figures are for reading. For scale, a Java 4.9.8 broker on a 2-core machine
+does about 26,700 sends/s at 16x64 and about 235,000 pulled messages/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from wire import FrameBuffer, RemotingCommand, decode_frame, encode_command  # noqa: E402
+
+TOPIC = "BenchTopic"
+QUEUES = 8
+PULL_BATCH = 32
+SAMPLE = 64
+
+
+# ----------------------------------------------------------------------------- servers
+
+
+async def _serve_baseline() -> None:
+    from wire.aio import start_server
+
+    server = await start_server(lambda conn, req: req.response(0), "127.0.0.1", 0)
+    print(server.port, flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    await server.close()
+
+
+async def _serve_broker(flush: str, root: str) -> None:
+    from reference_broker.broker import Broker
+    from reference_broker.config import BrokerConfig
+
+    cfg = BrokerConfig(overrides={
+        "storePathRootDir": root, "brokerName": "bench-a", "namesrvAddr": "", "flushDiskType": flush,
+        "mappedFileSizeCommitLog": str(256 << 20), "autoCreateTopicEnable": "true"})
+    async with Broker(cfg, host="127.0.0.1", port=0) as b:
+        print(b.port, flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+
+class Server:
+    """A server process; its port comes on its first stdout line, EOF on stdin stops it."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, __file__, "--serve", *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        self.port = int(self.proc.stdout.readline())
+
+    def stop(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+# ----------------------------------------------------------------------------- load generator
+
+
+class _Pipe(asyncio.Protocol):
+    def __init__(self, frames: list[bytes], window: int, stats: dict[str, int]) -> None:
+        self.frames = frames
+        self.window = window
+        self.stats = stats
+        self.fb = FrameBuffer()
+        self.next = 0
+        self.stop = False
+        self.transport: asyncio.Transport | None = None
+        self.idle = asyncio.get_running_loop().create_future()
+        self.outstanding = 0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        for _ in range(self.window):
+            self._send()
+
+    def _send(self) -> None:
+        assert self.transport is not None
+        self.transport.write(self.frames[self.next])
+        self.next = (self.next + 1) % len(self.frames)
+        self.outstanding += 1
+
+    def data_received(self, data: bytes) -> None:
+        self.fb.feed(data)
+        while (frame := self.fb.next_frame()) is not None:
+            self.outstanding -= 1
+            n = self.stats["answers"] = self.stats["answers"] + 1
+            if n % SAMPLE == 0:
+                cmd = decode_frame(frame)
+                if cmd.code not in (0, 19):
+                    self.stats["errors"] += 1
+            if not self.stop:
+                self._send()
+            elif self.outstanding == 0 and not self.idle.done():
+                self.idle.set_result(None)
+
+
+async def _load(port: int, frames: list[bytes], conns: int, window: int, seconds: float) -> float:
+    """Answers per second over ``seconds`` (after a short warm-up)."""
+    loop = asyncio.get_running_loop()
+    stats = {"answers": 0, "errors": 0}
+    pipes: list[_Pipe] = []
+    for i in range(conns):
+        part = frames[i::conns] or frames
+        _, p = await loop.create_connection(lambda part=part: _Pipe(part, window, stats), "127.0.0.1", port)
+        pipes.append(p)
+    await asyncio.sleep(min(0.5, seconds / 4))
+    start_n, start_t = stats["answers"], time.perf_counter()
+    await asyncio.sleep(seconds)
+    n, t = stats["answers"], time.perf_counter()
+    for p in pipes:
+        p.stop = True
+    for p in pipes:
+        if p.outstanding:
+            try:
+                await asyncio.wait_for(p.idle, 30)
+            except TimeoutError:
+                pass
+        assert p.transport is not None
+        p.transport.close()
+    if stats["errors"]:
+        print(f"  ({stats['errors']} sampled answers were errors)", file=sys.stderr)
+    return (n - start_n) / (t - start_t)
+
+
+def send_frames(body_size: int, count: int = 4096) -> list[bytes]:
+    body = (b"0123456789abcdef" * (body_size // 16 + 1))[:body_size]
+    frames = []
+    for i in range(count):
+        props = (f"UNIQ_KEY\x01C0A8000100002A9F{i:016X}\x02KEYS\x01order-{i}\x02TAGS\x01TagA"
+                 "\x02WAIT\x01true")
+        ext = {"a": "BenchProducer", "b": TOPIC, "c": "TBW102", "d": str(QUEUES), "e": str(i % QUEUES),
+               "f": "0", "g": str(1_795_000_000_000 + i), "h": "0", "i": props, "j": "0", "k": "false",
+               "m": "false"}
+        frames.append(encode_command(RemotingCommand.request(310, ext, body, opaque=i + 1)))
+    return frames
+
+
+def pull_frames(per_queue: int) -> list[bytes]:
+    frames = []
+    top = max(1, per_queue - PULL_BATCH)
+    for off in range(0, top, PULL_BATCH):
+        for q in range(QUEUES):
+            ext = {"consumerGroup": "BenchGroup", "topic": TOPIC, "queueId": str(q), "queueOffset": str(off),
+                   "maxMsgNums": str(PULL_BATCH), "sysFlag": "4", "commitOffset": "0",
+                   "suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0", "expressionType": "TAG"}
+            frames.append(encode_command(RemotingCommand.request(11, ext, opaque=len(frames) + 1)))
+    return frames
+
+
+async def _max_offset(port: int) -> int:
+    from wire.aio import connect
+
+    conn = await connect("127.0.0.1", port)
+    try:
+        offsets = []
+        for q in range(QUEUES):
+            r = await conn.request(RemotingCommand.request(30, {"topic": TOPIC, "queueId": str(q)}))
+            offsets.append(int(r.ext_fields.get("offset", "0")))
+        return min(offsets)
+    finally:
+        await conn.aclose()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--body", type=int, default=1024)
+    ap.add_argument("--cases", default="1x1,4x32,16x64")
+    ap.add_argument("--flush", default="ASYNC_FLUSH,SYNC_FLUSH")
+    ap.add_argument("--dir", default=None, help="where the brokers' stores go (default: a temp dir)")
+    ap.add_argument("--serve", nargs="*", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.serve is not None:
+        if args.serve[0] == "baseline":
+            asyncio.run(_serve_baseline())
+        else:
+            asyncio.run(_serve_broker(args.serve[1], args.serve[2]))
+        return
+    cases = [tuple(int(x) for x in c.split("x")) for c in args.cases.split(",")]
+    sends = send_frames(args.body)
+    base_dir = Path(tempfile.mkdtemp(prefix="bench-broker-", dir=args.dir))
+    rows: list[tuple[str, str, float, float]] = []
+    baseline = Server("baseline")
+    try:
+        base_rates = {}
+        for c, w in cases:
+            base_rates[("send", c, w)] = asyncio.run(_load(baseline.port, sends, c, w, args.seconds))
+        for flush in args.flush.split(","):
+            broker = Server("broker", flush, str(base_dir / flush))
+            try:
+                for c, w in cases:
+                    rate = asyncio.run(_load(broker.port, sends, c, w, args.seconds))
+                    rows.append((flush, f"send {c}x{w}", rate, base_rates[("send", c, w)]))
+                per_queue = asyncio.run(_max_offset(broker.port))
+                pulls = pull_frames(per_queue)
+                for c, w in cases:
+                    key = ("pull", c, w)
+                    if key not in base_rates:
+                        base_rates[key] = asyncio.run(_load(baseline.port, pulls, c, w, args.seconds)) * PULL_BATCH
+                    rate = asyncio.run(_load(broker.port, pulls, c, w, args.seconds)) * PULL_BATCH
+                    rows.append((flush, f"pull {c}x{w} (msgs)", rate, base_rates[key]))
+            finally:
+                broker.stop()
+    finally:
+        baseline.stop()
+        shutil.rmtree(base_dir, ignore_errors=True)
+    print(f"{len(sends)} distinct {args.body}-byte sends; {PULL_BATCH} messages per pull; "
+          f"{args.seconds:g}s per case; {os.cpu_count()} CPUs")
+    print(f"{'flush':<12} {'case':<22} {'broker/s':>10} {'baseline/s':>11} {'ratio':>6}")
+    for flush, case, rate, base in rows:
+        print(f"{flush:<12} {case:<22} {rate:>10.0f} {base:>11.0f} {rate / base:>6.3f}")
+
+
+if __name__ == "__main__":
+    main()
