@@ -18,9 +18,11 @@ Filters (:func:`parse_filter`) are ``NAME=VALUE`` (also ``!=`` and ``~`` for "co
 ``opaque``, ``flag``, ``type`` (request/response/oneway), ``kind`` (command/ha/problem), ``dir``
 (c2s/s2c), ``stream``, ``src``, ``dst``, ``port``, ``topic`` (``ext.topic``, or ``ext.b`` of
 SEND_MESSAGE_V2), ``group``, any other name tried as ``rocketmq.NAME``, ``rocketmq.ext.NAME`` and
-``rocketmq.ha.NAME``. A code matches by number or name. A term matches a row when it matches the
-row's fields or, for a response, the fields of its request, so ``code=105`` selects
-GET_ROUTEINFO_BY_TOPIC requests and their answers. All terms must match.
+``rocketmq.ha.NAME``. A code matches by number or name. A term on the code or on ext fields
+matches a row when it matches the row's own fields or, for a response, those of its request, so
+``code=105`` selects GET_ROUTEINFO_BY_TOPIC requests and their answers, and ``topic=T`` the
+requests naming T and their answers; terms on anything else (``dir``, ``type``, ``stream``) look at
+the row itself. All terms must match.
 """
 
 from __future__ import annotations
@@ -478,16 +480,23 @@ _SHORT: dict[str, tuple[str, ...]] = {
 }
 
 
+_REQUEST_NAMES = frozenset(("rocketmq.code", "rocketmq.code_name"))
+
+
 class Filter:
     """One ``NAME op VALUE`` term (see the module docstring)."""
 
-    __slots__ = ("text", "names", "op", "values")
+    __slots__ = ("text", "names", "op", "values", "via_request")
 
     def __init__(self, text: str, names: tuple[str, ...], op: str, values: tuple[str, ...]) -> None:
         self.text = text
         self.names = names
         self.op = op
         self.values = values
+        #: whether a response may match through its request: for what names the request (its code
+        #: and ext fields), not for where the row is (direction, type, stream, ...)
+        self.via_request = op != "!=" and any(n in _REQUEST_NAMES or n.startswith("rocketmq.ext.")
+                                              for n in names)
 
     def _test(self, fields: Mapping[str, Any]) -> bool:
         found = [fields[n] for n in self.names if n in fields]
@@ -563,7 +572,7 @@ def compile_filters(terms: Iterable[str]) -> Predicate:
         for f in filters:
             if f.matches(fields):
                 continue
-            if isinstance(row, CommandRow) and row.request is not None and f.op != "!=":
+            if f.via_request and isinstance(row, CommandRow) and row.request is not None:
                 if req_fields is None:
                     req_fields = fields_of(row.request)
                 if f.matches(req_fields):

@@ -1,0 +1,245 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""``mqctl pcap``: the sub-app under typer's CliRunner, and the real ``mqctl`` process end to end
+(global ``-o``, damaged files, standard input, exit codes, live recording on loopback)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from mqctl.pcap import app
+from tests.capture.helpers import exchange, write_conversation
+from tests.conftest import ROOT, shared_path
+from wire import RemotingCommand, encode_command
+
+runner = CliRunner()
+
+
+def run(*args: str) -> Any:
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def conv(tmp_path: Path) -> Path:
+    return write_conversation(tmp_path / "c.pcap", exchange(3), server=("10.0.0.2", 9876))
+
+
+def test_decode_table(conv: Path) -> None:
+    res = run("decode", str(conv))
+    assert res.exit_code == 0
+    lines = res.stdout.splitlines()
+    assert lines[0].split()[:3] == ["#", "time", "stream"]
+    assert len(lines) == 7
+    assert "GET_ROUTEINFO_BY_TOPIC(105)" in lines[1] and "topic=T0" in lines[1]
+    assert "SUCCESS(0)" in lines[2] and "←" in lines[2]
+
+
+def test_decode_jsonl_json_and_yaml_agree(conv: Path) -> None:
+    jl = run("decode", "-o", "jsonl", str(conv))
+    rows = [json.loads(line) for line in jl.stdout.splitlines()]
+    assert len(rows) == 6 and rows[0]["rocketmq.code"] == 105 and rows[0]["rocketmq.ext.topic"] == "T0"
+    assert rows[1]["rocketmq.request_row"] == rows[0]["rocketmq.row"] and rows[1]["rocketmq.latency"] >= 0
+    assert json.loads(run("decode", "-o", "json", str(conv)).stdout) == rows
+    assert yaml.safe_load(run("decode", "-o", "yaml", str(conv)).stdout) == rows
+
+
+def test_filters_fields_and_follow(tmp_path: Path, conv: Path) -> None:
+    out = run("decode", "-o", "jsonl", "--filter", "code=10", str(conv)).stdout.splitlines()
+    got = [json.loads(x) for x in out]
+    # the request with code 10 and the response that answers it
+    assert [(r["rocketmq.type"], r["rocketmq.code"]) for r in got] == [("request", 10), ("response", 0)]
+    out = run("decode", "-o", "jsonl", "-f", "topic=T2", "-f", "type=response", str(conv)).stdout.splitlines()
+    assert [json.loads(x)["rocketmq.request_row"] for x in out] == [5]
+    out = run("decode", "-o", "jsonl", "-f", "code=GET_ROUTEINFO_BY_TOPIC,SEND_MESSAGE", "-f", "dir=c2s",
+              str(conv)).stdout.splitlines()
+    assert len(out) == 3
+    out = run("decode", "-o", "jsonl", "--fields", "rocketmq.code,topic,opaque", str(conv)).stdout.splitlines()
+    assert json.loads(out[0]) == {"rocketmq.code": 105, "rocketmq.ext.topic": "T0", "rocketmq.opaque": 1}
+    out = run("decode", "-o", "jsonl", "--fields", "rocketmq.ext.*", str(conv)).stdout.splitlines()
+    assert json.loads(out[1]) == {"rocketmq.ext.queueId": "0"}
+    other = write_conversation(tmp_path / "two.pcap", exchange(1), client=("10.0.0.9", 41000))
+    res = run("decode", "-o", "jsonl", "--follow", "0", str(other), str(conv))
+    files = {json.loads(x)["frame.file"] for x in res.stdout.splitlines()}
+    assert files == {str(other), str(conv)}
+    assert len(res.stdout.splitlines()) == 8
+    assert len(run("decode", "--follow", "7", str(conv)).stdout.splitlines()) == 0
+
+
+def test_field_list() -> None:
+    res = run("decode", "--fields", "list", "x.pcap")
+    assert res.exit_code == 0 and "rocketmq.ext.*" in res.stdout and "tcp.stream" in res.stdout
+
+
+def test_bodies(tmp_path: Path) -> None:
+    path = shared_path("captures", "java-4.9.8", "02-topicRoute.pcap")
+    out = run("decode", "-o", "jsonl", "-f", "code=105", "-f", "type=response", "--bodies", "decoded", str(path))
+    bodies = [json.loads(x)["rocketmq.body"] for x in out.stdout.splitlines()]
+    assert bodies and all("broker_datas" in b for b in bodies)
+    text = run("decode", "-o", "jsonl", "-f", "code=105", "-f", "type=response", "--bodies", "text", str(path))
+    assert all(json.loads(x)["rocketmq.body"].startswith("{") for x in text.stdout.splitlines())
+    raw = run("decode", "-o", "jsonl", "-f", "code=105", "-f", "type=response", "--bodies", "hex", str(path))
+    assert all(json.loads(x)["rocketmq.body"].startswith("7b") for x in raw.stdout.splitlines())
+    pulled = run("decode", "-o", "jsonl", "-f", "code=11", "-f", "type=response", "--bodies", "decoded",
+                 str(shared_path("captures", "java-4.9.8", "07-queryMsgByOffset.pcap")))
+    msgs = [json.loads(x)["rocketmq.body"] for x in pulled.stdout.splitlines()]
+    assert msgs and msgs[0][0]["topic"] == "QryTopic" and msgs[0][0]["body"] == "query me please"
+    sent = run("decode", "-o", "jsonl", "-f", "code=310", "-f", "type=request", "--bodies", "decoded",
+               str(shared_path("captures", "java-4.9.8", "07-sendMessage-tag-key.pcap")))
+    body = json.loads(sent.stdout.splitlines()[0])["rocketmq.body"]
+    assert body == {"properties": {"KEYS": "qkey-7", "UNIQ_KEY": "C000020216C05FFD2B276E4D0ACC0000", "WAIT": "true",
+                                   "TAGS": "tagQ"}, "body": "query me please"}
+
+
+def test_strict_and_problem_warning() -> None:
+    path = shared_path("captures", "java-4.9.8", "10-malformed-frames.pcap")
+    res = run("decode", "-o", "jsonl", str(path))
+    assert res.exit_code == 0 and "6 decode" in res.stderr
+    problems = [json.loads(x) for x in res.stdout.splitlines() if '"problem"' in x]
+    assert {p["rocketmq.problem.field"] for p in problems if p["rocketmq.problem"] == "decode"} == {
+        "headerLength", "serializeType", "totalLength"}
+    assert runner.invoke(app, ["decode", "--strict", str(path)]).exit_code == 1
+    assert runner.invoke(app, ["stats", "--strict", str(path)]).exit_code == 1
+    assert run("decode", "--strict", str(shared_path("captures", "java-4.9.8", "02-topicList.pcap"))).exit_code == 0
+
+
+@pytest.mark.parametrize("args", [
+    ["decode", "-o", "xml", "x.pcap"],
+    ["decode", "--bodies", "all", "x.pcap"],
+    ["decode", "--filter", "code", "x.pcap"],
+    ["decode", "--port", "ha", "x.pcap"],
+    ["decode", "--port", "ha=70000", "x.pcap"],
+    ["decode", "--port", "bogus=10", "x.pcap"],
+    ["record", "-w", "x.pcap", "--port", "abc"],
+    ["record", "-w", "x.pcap", "--duration", "0"],
+])
+def test_usage_errors(args: list[str]) -> None:
+    from mqctl.errors import UsageError
+
+    with pytest.raises(UsageError):
+        runner.invoke(app, args, catch_exceptions=False)
+
+
+def test_stats_table_and_data(conv: Path) -> None:
+    res = run("stats", str(conv))
+    assert res.exit_code == 0
+    assert "Requests by code" in res.stdout and "GET_ROUTEINFO_BY_TOPIC" in res.stdout
+    assert "Conversations" in res.stdout and "10.0.0.2:9876" in res.stdout
+
+
+def test_port_override_on_the_command_line(tmp_path: Path) -> None:
+    path = write_conversation(tmp_path / "c.pcap", exchange(1), server=("10.0.0.2", 10912))
+    res = run("decode", "-o", "jsonl", "--port", "broker=10912", str(path))
+    assert [json.loads(x)["rocketmq.role"] for x in res.stdout.splitlines()] == ["broker", "broker"]
+
+
+# ------------------------------------------------------------------------------------- the real process
+
+def mqctl(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "mqctl.app", *args], input=stdin, capture_output=True, env=env,
+                          cwd=ROOT, timeout=120)
+
+
+def test_process_global_output_json(conv: Path) -> None:
+    res = mqctl("-o", "json", "pcap", "decode", str(conv))
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout)
+    assert len(rows) == 6
+    stats = json.loads(mqctl("-o", "json", "pcap", "stats", str(conv)).stdout)
+    assert stats["totals"]["commands"] == 6
+    assert {c["name"]: c["answered"] for c in stats["requests"]} == {"GET_ROUTEINFO_BY_TOPIC": 2, "SEND_MESSAGE": 1}
+    # the command's own -o wins over the global one
+    jl = mqctl("-o", "json", "pcap", "decode", "-o", "jsonl", str(conv))
+    assert [json.loads(x) for x in jl.stdout.splitlines()] == rows
+
+
+def test_process_reads_standard_input_and_gzip(conv: Path, tmp_path: Path) -> None:
+    res = mqctl("pcap", "decode", "-o", "jsonl", "-", stdin=conv.read_bytes())
+    assert res.returncode == 0 and len(res.stdout.splitlines()) == 6
+    packed = tmp_path / "c.pcap.gz"
+    packed.write_bytes(gzip.compress(conv.read_bytes()))
+    assert mqctl("pcap", "decode", "-o", "jsonl", str(packed)).stdout == res.stdout
+
+
+@pytest.mark.parametrize(("cut", "record"), [(-5, 18), (30, 1)])
+def test_process_damaged_file_is_one_line(conv: Path, tmp_path: Path, cut: int, record: int) -> None:
+    data = conv.read_bytes()
+    bad = tmp_path / "bad.pcap"
+    bad.write_bytes(data[:cut])
+    res = mqctl("pcap", "decode", "-o", "jsonl", str(bad))
+    assert res.returncode == 1
+    err = res.stderr.decode()
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"error: {bad}, record {record}, byte offset ")
+
+
+def test_process_not_a_capture(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("hello, this is not a capture\n")
+    res = mqctl("pcap", "stats", str(path))
+    assert res.returncode == 1
+    assert res.stderr.decode().strip() == f"error: {path}, byte offset 0: not a pcap or pcapng file (magic 68656c6c)"
+    missing = mqctl("pcap", "decode", str(tmp_path / "nope.pcap"))
+    assert missing.returncode == 1 and "cannot open" in missing.stderr.decode()
+
+
+def test_process_shared_capture_end_to_end() -> None:
+    path = shared_path("captures", "java-4.9.8", "05-cpp-produce.pcap")
+    res = mqctl("pcap", "decode", "-o", "jsonl", "--filter", "code=10", "--filter", "type=response", str(path))
+    rows = [json.loads(x) for x in res.stdout.splitlines()]
+    assert len(rows) == 30 and {r["rocketmq.code_name"] for r in rows} == {"SUCCESS"}
+    usage = mqctl("pcap", "decode", "--bodies", "all", str(path))
+    assert usage.returncode == 2 and "--bodies" in usage.stderr.decode()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="live capture needs root")
+def test_process_records_loopback_traffic(tmp_path: Path) -> None:
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    port = srv.getsockname()[1]
+    request = RemotingCommand.request(105, {"topic": "Live"}, opaque=7)
+    answer = request.response(0, body=b"r" * 200_000)
+
+    def serve() -> None:
+        c, _ = srv.accept()
+        c.recv(65536)
+        c.sendall(encode_command(answer))
+        time.sleep(0.3)
+        c.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    out = tmp_path / "live.pcap"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "mqctl.app", "pcap", "record", "-w", str(out), "--port", str(port),
+                             "--duration", "4"], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(2.0)  # the sniffer is up
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(encode_command(request))
+        got = b""
+        while len(got) < len(encode_command(answer)):
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                break
+            got += chunk
+    _out, err = proc.communicate(timeout=30)
+    srv.close()
+    assert proc.returncode == 0, err
+    rows = [json.loads(x) for x in mqctl("pcap", "decode", "-o", "jsonl", "--port", f"remoting={port}",
+                                         str(out)).stdout.splitlines()]
+    commands = [(r["rocketmq.code"], r["rocketmq.type"], r["rocketmq.body_length"]) for r in rows
+                if r["rocketmq.kind"] == "command"]
+    assert commands == [(105, "request", 0), (0, "response", 200_000)]
+    assert not [r for r in rows if r["rocketmq.kind"] == "problem"]
