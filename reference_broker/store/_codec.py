@@ -113,6 +113,7 @@ KEY_SEPARATOR = MessageConst.KEY_SEPARATOR
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 
 _CQ_CHUNK_UNITS = 4096
+_CQ_FIRST_CHUNK_UNITS = 48
 
 
 # ---------------------------------------------------------------------- ConsumeQueue units
@@ -122,16 +123,18 @@ def encode_cq_unit(commit_offset: int, size: int, tags: int) -> bytes:
 
 def iter_cq_units(buf: Buffer, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
     """(position, CommitLog offset, size, tagsCode) of the whole units in ``buf[start:end]``,
-    read a chunk at a time so a caller that stops early reads little."""
+    read in growing chunks so a caller that stops early reads little."""
     end -= (end - start) % CQ_UNIT_SIZE
     pos = start
+    chunk = _CQ_FIRST_CHUNK_UNITS
     while pos < end:
-        stop = min(end, pos + _CQ_CHUNK_UNITS * CQ_UNIT_SIZE)
+        stop = min(end, pos + chunk * CQ_UNIT_SIZE)
         at = pos
         for e in iter_cq_entries(buf[pos:stop]):
             yield at, e.commit_log_offset, e.size, e.tags_code
             at += CQ_UNIT_SIZE
         pos = stop
+        chunk = min(chunk * 4, _CQ_CHUNK_UNITS)
 
 
 def decode_cq_unit(buf: Buffer, pos: int) -> tuple[int, int, int]:

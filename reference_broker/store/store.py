@@ -50,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import itertools
 import logging
 import os
 import time
@@ -905,8 +906,9 @@ class MessageStore:
                 next_begin = self._next_offset_correction(offset, max_offset)
             else:
                 limit_units = max(16000, max_nums * _codec.CQ_UNIT_SIZE) // _codec.CQ_UNIT_SIZE
-                units = list(cq.units_from(offset, limit_units))
-                if not units:
+                units = cq.units_from(offset, limit_units)
+                head = next(units, None)
+                if head is None:
                     status = GetStatus.OFFSET_FOUND_NULL
                     next_begin = self._next_offset_correction(offset, cq.roll_next_file(offset))
                 else:
@@ -915,7 +917,7 @@ class MessageStore:
                     max_phy_pulling = 0
                     total = 0
                     i = 0
-                    for py, size, tags in units:
+                    for py, size, tags in itertools.chain((head,), units):
                         max_phy_pulling = py
                         if next_file_start is not None and py < next_file_start:
                             i += 1
