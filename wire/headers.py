@@ -169,6 +169,8 @@ __all__ = [
     "SendMessageResponseHeader",
     "TopicQueueRequestHeader",
     "TopicRequestHeader",
+    "QueryDataVersionRequestHeader",
+    "QueryDataVersionResponseHeader",
     "UnRegisterBrokerRequestHeader",
     "UnlockBatchMqRequestHeader",
     "UnregisterClientRequestHeader",
@@ -853,6 +855,23 @@ class UnRegisterBrokerRequestHeader(CustomHeader):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class QueryDataVersionRequestHeader(CustomHeader):
+    """QUERY_DATA_VERSION (322): a broker asks whether its registration is current."""
+
+    broker_name: str = field(metadata=_nn("brokerName"))
+    broker_addr: str = field(metadata=_nn("brokerAddr"))
+    cluster_name: str = field(metadata=_nn("clusterName"))
+    broker_id: int = field(metadata=_nn("brokerId", _L))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryDataVersionResponseHeader(CustomHeader):
+    """QUERY_DATA_VERSION (322) answer: ``changed`` when the name server's data version differs."""
+
+    changed: bool = field(metadata=_nn("changed", _B))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GetRouteInfoRequestHeader(TopicRequestHeader):
     """GET_ROUTEINFO_BY_TOPIC (105). ``acceptStandardJsonOnly`` is 4.9.4+; superclass
     ``TopicRequestHeader`` from 5.2.0."""
@@ -1405,6 +1424,7 @@ REQUEST_HEADERS: dict[int, type[CustomHeader]] = {
     _RC.DELETE_KV_CONFIG: DeleteKVConfigRequestHeader,
     _RC.REGISTER_BROKER: RegisterBrokerRequestHeader,
     _RC.UNREGISTER_BROKER: UnRegisterBrokerRequestHeader,
+    _RC.QUERY_DATA_VERSION: QueryDataVersionRequestHeader,
     _RC.GET_ROUTEINFO_BY_TOPIC: GetRouteInfoRequestHeader,
     _RC.GET_TOPIC_STATS_INFO: GetTopicStatsInfoRequestHeader,
     _RC.GET_CONSUMER_CONNECTION_LIST: GetConsumerConnectionListRequestHeader,
@@ -1442,6 +1462,7 @@ REQUEST_HEADERS: dict[int, type[CustomHeader]] = {
 
 #: request code -> the header class of its response
 RESPONSE_HEADERS: dict[int, type[CustomHeader]] = {
+    _RC.QUERY_DATA_VERSION: QueryDataVersionResponseHeader,
     _RC.SEND_MESSAGE: SendMessageResponseHeader,
     _RC.PULL_MESSAGE: PullMessageResponseHeader,
     _RC.QUERY_MESSAGE: QueryMessageResponseHeader,
