@@ -30,8 +30,15 @@ app = typer.Typer(
 
 #: (module under mqctl, attribute, command name, help). Registered in this order.
 SUBAPPS: list[tuple[str, str, str, str]] = [
-    ("namesrv", "app", "namesrv", "Run a reference name server; query and configure name servers."),
+    ("cluster", "app", "cluster", "List a cluster's brokers; run a local reference cluster."),
+    ("topic", "app", "topic", "List, inspect, create, update and delete topics."),
     ("broker", "app", "broker", "Run a reference broker; inspect and configure brokers."),
+    ("consumer", "app", "consumer", "Consumer progress, connections and subscription groups."),
+    ("producer", "app", "producer", "Producer connections."),
+    ("message", "app", "message", "Send, query and consume messages."),
+    ("namesrv", "app", "namesrv", "Run a reference name server; query and configure name servers."),
+    ("ha", "app", "ha", "Master/slave replication status."),
+    ("store", "app", "store", "Read a broker's store directory offline."),
     ("pcap", "app", "pcap", "Decode and summarise captures of RocketMQ traffic; record new ones."),
 ]
 
@@ -96,11 +103,12 @@ def main(argv: list[str] | None = None) -> int:
             # usage errors and the like: click's own one-paragraph message and exit code
             exc.show()
             return int(getattr(exc, "exit_code", EXIT_USAGE))
-        from wire import WireError
+        from .errors import exit_code_of
 
-        if isinstance(exc, WireError):
+        code = exit_code_of(exc)
+        if code is not None:
             _error(str(exc))
-            return EXIT_FAILURE
+            return code
         if os.environ.get("MQCTL_DEBUG"):
             raise
         _error(f"internal error: {type(exc).__name__}: {exc} (set MQCTL_DEBUG=1 for a traceback)")
@@ -109,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _error(message: str) -> None:
+    # one line whatever the text holds (server remarks often carry a second "See http://…" line)
+    message = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
     sys.stderr.write(f"error: {message}\n")
     sys.stderr.flush()
 

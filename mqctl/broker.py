@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .errors import UsageError
 from .serving import parse_listen, parse_sets
+
+if TYPE_CHECKING:
+    from .api.broker import BrokerTable
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -53,3 +56,101 @@ def start(
                    f"and name server is {ns}", err=True)
 
     raise typer.Exit(run_foreground(make, f"broker {cfg.broker_name}", started))
+
+
+# ---------------------------------------------------------------------- talking to any broker
+
+BrokerOpt = Annotated[str | None, typer.Option("--broker", "-b", help="Broker address (host:port).")]
+ClusterOpt = Annotated[str | None, typer.Option("--cluster", "-c", help="Every broker of this cluster.")]
+WatchOpt = Annotated[float | None, typer.Option(
+    "--watch", "-w", metavar="SECONDS", help="Redraw every SECONDS until Ctrl-C.")]
+
+
+def _need_one(broker: str | None, cluster: str | None) -> None:
+    if (broker is None) == (cluster is None):
+        raise UsageError("give one of --broker/-b or --cluster/-c")
+
+
+def _title(t: BrokerTable) -> str:
+    who = f" ({t.broker_name}, id {t.broker_id})" if t.broker_name else ""
+    return f"============{t.addr}{who}============"
+
+
+def _render_tables(ctx: typer.Context, tables: tuple[BrokerTable, ...], key_header: str) -> None:
+    from .runner import settings
+
+    out = settings(ctx).output
+    for t in tables:
+        if t.error is not None:
+            out.warn(f"{t.addr}: {t.error}")
+    if out.format != "table":
+        out.data(tables if len(tables) > 1 or tables[0].broker_name else tables[0].table)
+        return
+    single = len(tables) == 1
+    for t in tables:
+        if t.error is not None:
+            continue
+        if not single:
+            out.line(_title(t))
+        out.table([key_header, "#Value"], list(t.table.items()))
+        if not single:
+            out.line()
+
+
+@app.command()
+def status(ctx: typer.Context, broker: BrokerOpt = None, cluster: ClusterOpt = None,
+           watch_s: WatchOpt = None) -> None:
+    """A broker's runtime figures (GET_BROKER_RUNTIME_INFO; mqadmin brokerStatus)."""
+    from .api import broker as api
+    from .runner import watch
+
+    _need_one(broker, cluster)
+    watch(ctx, watch_s, api.broker_status, lambda r: _render_tables(ctx, r, "#Key"),
+          broker=broker, cluster=cluster)
+
+
+config_app = typer.Typer(no_args_is_help=True, help="Read and change a broker's configuration.")
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("get")
+def config_get(
+    ctx: typer.Context,
+    keys: Annotated[list[str] | None, typer.Argument(help="Only these keys.")] = None,
+    broker: BrokerOpt = None,
+    cluster: ClusterOpt = None,
+) -> None:
+    """A broker's configuration (GET_BROKER_CONFIG; mqadmin getBrokerConfig)."""
+    from .api import broker as api
+    from .runner import run
+
+    _need_one(broker, cluster)
+    tables = run(ctx, api.broker_config_get, broker=broker, cluster=cluster, keys=tuple(keys or ()))
+    _render_tables(ctx, tables, "#Key")
+
+
+@config_app.command("set")
+def config_set(
+    ctx: typer.Context,
+    pairs: Annotated[list[str], typer.Argument(help="KEY=VALUE pairs.", metavar="KEY=VALUE...")],
+    broker: BrokerOpt = None,
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", "-c", help="Every master of this cluster.")] = None,
+) -> None:
+    """Change a broker's configuration at run time (UPDATE_BROKER_CONFIG; mqadmin updateBrokerConfig)."""
+    from .api import broker as api
+    from .runner import check_outcomes, run, settings
+
+    _need_one(broker, cluster)
+    values = parse_sets(pairs)
+    outcomes = run(ctx, api.broker_config_set, values=values, broker=broker, cluster=cluster)
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data(outcomes)
+    else:
+        for o in outcomes:
+            if o.ok:
+                out.line(f"update broker config success, {o.target}")
+            else:
+                out.error(f"update broker config failed, {o.target}: {o.error}")
+    check_outcomes(outcomes, "broker config set")

@@ -34,3 +34,20 @@ class UsageError(CliError):
 
 class ConnectionFailed(CliError):
     exit_code = EXIT_CONNECTION
+
+
+def exit_code_of(exc: BaseException) -> int | None:
+    """The exit code for an error raised by the admin library or by :mod:`wire`, or ``None``
+    for anything else (a bug, reported as an internal error)."""
+    from wire.errors import WireError
+
+    from .api.errors import AdminError, BadRequest
+
+    if isinstance(exc, WireError):
+        from wire.aio import RemotingIOError
+
+        # cannot connect, the connection closed under us, or no answer in time
+        return EXIT_CONNECTION if isinstance(exc, RemotingIOError) else EXIT_FAILURE
+    if isinstance(exc, AdminError):
+        return EXIT_USAGE if isinstance(exc, BadRequest) else EXIT_FAILURE
+    return None

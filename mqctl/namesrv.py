@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .errors import UsageError
 from .serving import parse_listen, parse_sets
+
+if TYPE_CHECKING:
+    from .api.topic import Outcome
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -47,3 +50,146 @@ def start(
         typer.echo(f"The Name Server boot success. listening on {host}:{ns.port}", err=True)
 
     raise typer.Exit(run_foreground(make, "namesrv", started))
+
+
+# ---------------------------------------------------------------------- talking to any name server
+
+config_app = typer.Typer(no_args_is_help=True, help="Read and change the name servers' configuration.")
+kv_app = typer.Typer(no_args_is_help=True, help="The name servers' KV store (namespace, key, value).")
+perm_app = typer.Typer(no_args_is_help=True, help="Take away or give back a broker's write permission.")
+app.add_typer(config_app, name="config")
+app.add_typer(kv_app, name="kv")
+app.add_typer(perm_app, name="write-perm")
+
+NamespaceArg = Annotated[str, typer.Argument(help="Namespace, e.g. ORDER_TOPIC_CONFIG.")]
+KeyArg = Annotated[str, typer.Argument(help="Key.")]
+
+
+def _report(ctx: typer.Context, outcomes: tuple[Outcome, ...], what: str, ok_line: str) -> None:
+    from .runner import check_outcomes, settings
+
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data(outcomes)
+    else:
+        for o in outcomes:
+            if o.ok:
+                out.line(ok_line.format(target=o.target, detail=o.detail))
+            else:
+                out.error(f"{what} on {o.target} failed: {o.error}")
+    check_outcomes(outcomes, what)
+
+
+@config_app.command("get")
+def config_get(
+    ctx: typer.Context,
+    keys: Annotated[list[str] | None, typer.Argument(help="Only these keys.")] = None,
+) -> None:
+    """Every listed name server's configuration (GET_NAMESRV_CONFIG; mqadmin getNamesrvConfig)."""
+    from .api import namesrv as api
+    from .runner import run, settings
+
+    configs = run(ctx, api.namesrv_config_get, keys=tuple(keys or ()))
+    out = settings(ctx).output
+    for c in configs:
+        if c.error is not None:
+            out.warn(f"{c.addr}: {c.error}")
+    if out.format != "table":
+        out.data(configs if len(configs) > 1 else configs[0].table)
+        return
+    for c in configs:
+        if c.error is not None:
+            continue
+        if len(configs) > 1:
+            out.line(f"============{c.addr}============")
+        out.table(["#Key", "#Value"], list(c.table.items()))
+    from .errors import CliError
+
+    if any(c.error is not None for c in configs):
+        raise CliError("some name servers did not answer")
+
+
+@config_app.command("set")
+def config_set(
+    ctx: typer.Context,
+    pairs: Annotated[list[str], typer.Argument(help="KEY=VALUE pairs.", metavar="KEY=VALUE...")],
+) -> None:
+    """Change the name servers' configuration at run time (UPDATE_NAMESRV_CONFIG; mqadmin
+    updateNamesrvConfig)."""
+    from .api import namesrv as api
+    from .runner import run
+
+    outcomes = run(ctx, api.namesrv_config_set, values=parse_sets(pairs))
+    _report(ctx, outcomes, "namesrv config set", "update name server config success, {target}")
+
+
+@kv_app.command("get")
+def kv_get(ctx: typer.Context, namespace: NamespaceArg, key: KeyArg) -> None:
+    """One KV entry (GET_KV_CONFIG)."""
+    from .api import namesrv as api
+    from .runner import run, settings
+
+    value = run(ctx, api.kv_get, namespace=namespace, key=key)
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data({"namespace": namespace, "key": key, "value": value})
+    else:
+        out.line(value)
+
+
+@kv_app.command("list")
+def kv_list(ctx: typer.Context, namespace: NamespaceArg) -> None:
+    """Every KV entry of a namespace (GET_KVLIST_BY_NAMESPACE)."""
+    from .api import namesrv as api
+    from .runner import run, settings
+
+    table = run(ctx, api.kv_list, namespace=namespace)
+    settings(ctx).output.render(table, ["#Key", "#Value"], list(table.items()))
+
+
+@kv_app.command("put")
+def kv_put(ctx: typer.Context, namespace: NamespaceArg, key: KeyArg,
+           value: Annotated[str, typer.Argument(help="Value.")]) -> None:
+    """Create or update a KV entry on every name server (PUT_KV_CONFIG; mqadmin updateKvConfig)."""
+    from .api import namesrv as api
+    from .runner import run
+
+    outcomes = run(ctx, api.kv_put, namespace=namespace, key=key, value=value)
+    _report(ctx, outcomes, "kv put", "create or update kv config to namespace success, {target}")
+
+
+@kv_app.command("delete")
+def kv_delete(ctx: typer.Context, namespace: NamespaceArg, key: KeyArg) -> None:
+    """Delete a KV entry from every name server (DELETE_KV_CONFIG; mqadmin deleteKvConfig)."""
+    from .api import namesrv as api
+    from .runner import run
+
+    outcomes = run(ctx, api.kv_delete, namespace=namespace, key=key)
+    _report(ctx, outcomes, "kv delete", "delete kv config from namespace success, {target}")
+
+
+BrokerNameArg = Annotated[str, typer.Argument(help="Broker name, e.g. broker-a.")]
+
+
+@perm_app.command("wipe")
+def write_perm_wipe(ctx: typer.Context, broker_name: BrokerNameArg) -> None:
+    """Stop producers writing to a broker: every name server drops its write perm
+    (WIPE_WRITE_PERM_OF_BROKER; mqadmin wipeWritePerm)."""
+    from .api import namesrv as api
+    from .runner import run
+
+    outcomes = run(ctx, api.write_perm, action="wipe", broker_name=broker_name)
+    _report(ctx, outcomes, "wipe write perm",
+            f"wipe write perm of broker[{broker_name}] in name server[{{target}}] OK, {{detail}}")
+
+
+@perm_app.command("add")
+def write_perm_add(ctx: typer.Context, broker_name: BrokerNameArg) -> None:
+    """Give a broker its write perm back on every name server (ADD_WRITE_PERM_OF_BROKER; mqadmin
+    addWritePerm)."""
+    from .api import namesrv as api
+    from .runner import run
+
+    outcomes = run(ctx, api.write_perm, action="add", broker_name=broker_name)
+    _report(ctx, outcomes, "add write perm",
+            f"add write perm of broker[{broker_name}] in name server[{{target}}] OK, {{detail}}")

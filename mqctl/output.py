@@ -2,7 +2,8 @@
 """The one output object: data to stdout, diagnostics to stderr, in table, json or yaml form.
 
 Commands never create a ``Console``; they get an :class:`Output` from the settings object.
-JSON output is plain standard JSON with no styling, whatever the server sent.
+JSON output is plain standard JSON with no styling, whatever the server sent. rich is imported
+only when something is drawn as a table or styled text, so ``-o json`` never pays for it.
 """
 
 from __future__ import annotations
@@ -11,9 +12,6 @@ import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
-
-from rich.console import Console
-from rich.table import Table
 
 FORMATS = ("table", "json", "yaml")
 
@@ -31,9 +29,9 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         return value.hex()
     if hasattr(value, "__dataclass_fields__"):
-        return {k: _plain(getattr(value, k)) for k in value.__dataclass_fields__}
+        return {k: _plain(getattr(value, k)) for k in value.__dataclass_fields__ if not k.startswith("_")}
     if type(value).__name__ == "Decimal":
-        return float(value)
+        return int(value) if value == value.to_integral_value() else float(value)
     return value
 
 
@@ -42,15 +40,35 @@ class Output:
         if fmt not in FORMATS:
             raise ValueError(f"unknown output format {fmt!r}")
         self.format = fmt
-        self.out = Console(no_color=no_color, soft_wrap=True, highlight=False)
-        self.err = Console(stderr=True, no_color=no_color, soft_wrap=True, highlight=False)
+        self.no_color = no_color
+        self._out: Any = None
+        self._err: Any = None
+        #: set while ``--watch`` redraws: JSON documents are then written one per line
+        self.streaming = False
+
+    # ------------------------------------------------------------- consoles (made on first use)
+    @property
+    def out(self) -> Any:
+        if self._out is None:
+            from rich.console import Console
+
+            self._out = Console(no_color=self.no_color, soft_wrap=True, highlight=False)
+        return self._out
+
+    @property
+    def err(self) -> Any:
+        if self._err is None:
+            from rich.console import Console
+
+            self._err = Console(stderr=True, no_color=self.no_color, soft_wrap=True, highlight=False)
+        return self._err
 
     # ------------------------------------------------------------- diagnostics
     def error(self, message: str) -> None:
-        self.err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+        self.err.print(f"[bold red]error:[/] {_escape(message)}", markup=True, highlight=False)
 
     def warn(self, message: str) -> None:
-        self.err.print(f"[yellow]warning:[/] {message}", markup=True, highlight=False)
+        self.err.print(f"[yellow]warning:[/] {_escape(message)}", markup=True, highlight=False)
 
     def info(self, message: str) -> None:
         self.err.print(message, markup=False, highlight=False)
@@ -62,19 +80,57 @@ class Output:
         if self.format == "yaml":
             import yaml
 
-            sys.stdout.write(yaml.safe_dump(plain, sort_keys=False, allow_unicode=True))
+            text = yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
+            sys.stdout.write(("---\n" + text) if self.streaming else text)
+        elif self.streaming:
+            sys.stdout.write(json.dumps(plain, ensure_ascii=False, separators=(",", ":")) + "\n")
         else:
             sys.stdout.write(json.dumps(plain, ensure_ascii=False, indent=2) + "\n")
         sys.stdout.flush()
 
+    @property
+    def plain(self) -> bool:
+        """Tables as plain aligned text: when stdout is not a terminal (pipes, files, tests), so
+        that nothing wraps at 80 columns and no line ends in padding."""
+        return not sys.stdout.isatty()
+
     def table(self, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
               justify: Mapping[str, str] | None = None) -> None:
-        t = Table(title=title, box=None, header_style="bold", pad_edge=False)
+        if self.plain:
+            self._plain_table(columns, [["" if v is None else str(v) for v in r] for r in rows], title,
+                              justify or {})
+            return
+        from rich.table import Table
+
+        t = Table(title=title, box=None, header_style="bold", pad_edge=False, title_justify="left")
         for c in columns:
             t.add_column(c, justify=(justify or {}).get(c, "left"), overflow="fold")  # type: ignore[arg-type]
         for r in rows:
-            t.add_row(*("" if v is None else str(v) for v in r))
+            t.add_row(*("" if v is None else _escape(str(v)) for v in r))
         self.out.print(t)
+
+    def _plain_table(self, columns: Sequence[str], rows: list[list[str]], title: str | None,
+                     justify: Mapping[str, str]) -> None:
+        widths = [len(c) for c in columns]
+        for r in rows:
+            for i, v in enumerate(r[:len(widths)]):
+                widths[i] = max(widths[i], len(v))
+        lines = [title] if title else []
+        for r in [list(columns), *rows]:
+            cells = [v.rjust(widths[i]) if justify.get(columns[i]) == "right" else v.ljust(widths[i])
+                     for i, v in enumerate(r[:len(widths)])]
+            lines.append("  ".join(cells).rstrip())
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+
+    def kv(self, pairs: Iterable[tuple[str, Any]], *, title: str | None = None) -> None:
+        """``key: value`` lines with the keys aligned (a record's fields, a runtime table)."""
+        items = [(str(k), "" if v is None else str(v)) for k, v in pairs]
+        if title:
+            self.line(title)
+        width = max((len(k) for k, _ in items), default=0)
+        for k, v in items:
+            self.line(f"{k.ljust(width)}  {v}")
 
     def render(self, value: Any, columns: Sequence[str], rows: Iterable[Sequence[Any]], **kw: Any) -> None:
         """``value`` as json/yaml, or ``rows`` as a table: the common pattern for list commands."""
@@ -84,4 +140,25 @@ class Output:
             self.data(value)
 
     def line(self, text: str = "") -> None:
+        if self.plain:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+            return
         self.out.print(text, markup=False, highlight=False)
+
+    def begin_refresh(self, header: str) -> None:
+        """Start one redraw of ``--watch``: clear a terminal and print the header line."""
+        self.streaming = True
+        if self.format != "table":
+            return
+        if self.out.is_terminal:
+            self.out.clear()
+        else:
+            self.line()
+        self.out.print(header, style="dim", markup=False, highlight=False)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)

@@ -1,0 +1,107 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Brokers: runtime status (GET_BROKER_RUNTIME_INFO 28) and configuration (GET_BROKER_CONFIG 26,
+UPDATE_BROKER_CONFIG 25), for one address or a whole cluster at once.
+
+Cluster selection follows mqadmin: ``brokerStatus -c`` and ``getBrokerConfig -c`` read every
+process of the cluster, masters and slaves; ``updateBrokerConfig -c`` writes to the masters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from wire.codes import RequestCode
+
+from .client import AdminClient, gather_map
+from .common import MASTER_ID, Member, cluster_info, cluster_members, properties, runtime_table
+from .errors import BadRequest, NotFound
+from .topic import Outcome, outcome
+
+__all__ = ["BrokerTable", "broker_config_get", "broker_config_set", "broker_status", "targets"]
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerTable:
+    """One broker's key/value table (runtime figures or configuration), keys sorted."""
+
+    addr: str
+    broker_name: str | None
+    broker_id: int | None
+    table: Mapping[str, str]
+    error: str | None = None
+
+
+async def targets(client: AdminClient, *, broker: str | None, cluster: str | None,
+                  masters_only: bool = False) -> list[Member]:
+    """The processes to ask: the ``broker`` address, or the members of ``cluster``."""
+    if (broker is None) == (cluster is None):
+        raise BadRequest("give exactly one of a broker address or a cluster")
+    if broker is not None:
+        return [Member("", "", -1, broker)]
+    members = cluster_members(await cluster_info(client), cluster)
+    if masters_only:
+        members = [m for m in members if m.broker_id == MASTER_ID]
+    if not members:
+        raise NotFound(f"cluster {cluster!r} has no {'master ' if masters_only else ''}brokers")
+    return members
+
+
+def _tables(members: list[Member], results: list[object]) -> tuple[BrokerTable, ...]:
+    out = []
+    for m, r in zip(members, results, strict=True):
+        name = m.broker_name or None
+        bid = m.broker_id if m.broker_id >= 0 else None
+        if isinstance(r, Exception):
+            out.append(BrokerTable(m.addr, name, bid, {}, str(r)))
+        else:
+            assert isinstance(r, dict)
+            out.append(BrokerTable(m.addr, name, bid, dict(sorted(r.items()))))
+    return tuple(out)
+
+
+def _single(tables: tuple[BrokerTable, ...], results: list[object]) -> None:
+    # one broker asked by address: its failure is the command's failure
+    if len(tables) == 1 and isinstance(results[0], Exception):
+        raise results[0]
+
+
+async def broker_status(client: AdminClient, *, broker: str | None = None,
+                        cluster: str | None = None) -> tuple[BrokerTable, ...]:
+    """GET_BROKER_RUNTIME_INFO (28) from the broker, or from every process of the cluster at once."""
+    members = await targets(client, broker=broker, cluster=cluster)
+    results = await gather_map([m.addr for m in members], lambda a: runtime_table(client, a))
+    tables = _tables(members, results)
+    if broker is not None:
+        _single(tables, results)
+    return tables
+
+
+async def broker_config_get(client: AdminClient, *, broker: str | None = None, cluster: str | None = None,
+                            keys: tuple[str, ...] = ()) -> tuple[BrokerTable, ...]:
+    """GET_BROKER_CONFIG (26): the broker's configuration; ``keys`` keeps only those keys."""
+    members = await targets(client, broker=broker, cluster=cluster)
+    results = await gather_map([m.addr for m in members],
+                               lambda a: properties(client, a, RequestCode.GET_BROKER_CONFIG))
+    if keys:
+        results = [r if isinstance(r, Exception) else {k: v for k, v in r.items() if k in keys}
+                   for r in results]
+    tables = _tables(members, results)
+    if broker is not None:
+        _single(tables, results)
+    return tables
+
+
+async def broker_config_set(client: AdminClient, values: Mapping[str, str], *, broker: str | None = None,
+                            cluster: str | None = None) -> tuple[Outcome, ...]:
+    """UPDATE_BROKER_CONFIG (25) with ``values`` as a Properties body, to the broker or to every
+    master of the cluster (mqadmin updateBrokerConfig)."""
+    from wire.bodies import encode_properties
+
+    if not values:
+        raise BadRequest("nothing to set")
+    body = encode_properties(dict(values), escape=True)
+    members = await targets(client, broker=broker, cluster=cluster, masters_only=True)
+    addrs = [m.addr for m in members]
+    results = await gather_map(addrs, lambda a: client.call(a, RequestCode.UPDATE_BROKER_CONFIG, None, body))
+    return tuple(outcome(a, r) for a, r in zip(addrs, results, strict=True))

@@ -1,0 +1,172 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The admin client: one connection per server address, name-server failover, typed calls.
+
+Theory of operation
+-------------------
+An :class:`AdminClient` owns at most one :class:`wire.aio.RemotingConnection` per ``host:port``
+and opens it on first use; concurrent callers of the same address share the connection (the
+responses are matched by ``opaque``, so many requests can be in flight on it at once, as the Java
+``NettyRemotingClient`` does with its channel table).
+
+Requests for the name server go through :meth:`AdminClient.namesrv`: the addresses are tried in
+the order given, starting with the last one that answered, and a connection failure, a closed
+connection or a timeout moves on to the next, as ``NettyRemotingClient.getAndCreateNameserverChannel``
+does. An answer, even an error code, stops the search: the name server is up and said no.
+
+Every request carries the serialize type chosen for the client (``--serialize``); the servers
+answer in the type of the request. Each request waits at most ``timeout`` seconds, and so does
+opening a connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, TypeVar
+
+from wire.aio import ConnectError, RemotingConnection, RemotingIOError, connect
+from wire.codes import LanguageCode, ResponseCode, SerializeType
+from wire.errors import WireError
+from wire.remoting import DEFAULT_VERSION, RemotingCommand
+
+from .errors import AdminError, ServerError
+
+__all__ = ["AdminClient", "gather_map", "split_addr"]
+
+T = TypeVar("T")
+
+_OK = frozenset({int(ResponseCode.SUCCESS)})
+
+
+def split_addr(addr: str) -> tuple[str, int]:
+    """``"host:port"`` → ``(host, port)``; ``[v6]:port`` is accepted too."""
+    host, sep, port = addr.strip().rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConnectError(f"cannot connect to {addr!r}: not a host:port address")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+class AdminClient:
+    """An asyncio admin client (use ``async with``); see the module docstring."""
+
+    def __init__(self, namesrv: Sequence[str] = ("127.0.0.1:9876",), *, timeout: float = 3.0,
+                 serialize: str | SerializeType = SerializeType.JSON,
+                 language: LanguageCode = LanguageCode.JAVA, version: int = DEFAULT_VERSION) -> None:
+        self.namesrv_addrs = list(namesrv)
+        self.timeout = timeout
+        self.serialize_type = (serialize if isinstance(serialize, SerializeType)
+                               else SerializeType[str(serialize).upper()])
+        self.language = language
+        self.version = version
+        self._conns: dict[str, RemotingConnection] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._preferred = 0
+
+    async def __aenter__(self) -> AdminClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        conns = list(self._conns.values())
+        self._conns.clear()
+        for conn in conns:
+            conn.close()
+        for conn in conns:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.wait_closed(), 1)
+
+    # ------------------------------------------------------------------ connections
+
+    async def connection(self, addr: str) -> RemotingConnection:
+        """The open connection to ``addr``, opening it if needed."""
+        conn = self._conns.get(addr)
+        if conn is not None and not conn.is_closing:
+            return conn
+        lock = self._locks.setdefault(addr, asyncio.Lock())
+        async with lock:
+            conn = self._conns.get(addr)
+            if conn is None or conn.is_closing:
+                host, port = split_addr(addr)
+                conn = await connect(host, port, timeout=self.timeout, name="mqctl")
+                self._conns[addr] = conn
+        return conn
+
+    # ------------------------------------------------------------------ requests
+
+    def command(self, code: int, ext: Mapping[str, Any] | None = None,
+                body: bytes | None = None) -> RemotingCommand:
+        """A request in this client's serialize type, language and version."""
+        return RemotingCommand.request(code, ext, body, language=self.language, version=self.version,
+                                       serialize_type=self.serialize_type)
+
+    async def invoke(self, addr: str, code: int, ext: Mapping[str, Any] | None = None,
+                     body: bytes | None = None, *, timeout: float | None = None) -> RemotingCommand:
+        """Send one request to ``addr`` and return the response, whatever its code."""
+        conn = await self.connection(addr)
+        return await conn.request(self.command(code, ext, body),
+                                  self.timeout if timeout is None else timeout)
+
+    async def call(self, addr: str, code: int, ext: Mapping[str, Any] | None = None,
+                   body: bytes | None = None, *, ok: Collection[int] = _OK,
+                   timeout: float | None = None) -> RemotingCommand:
+        """:meth:`invoke`, raising :class:`ServerError` unless the response code is in ``ok``."""
+        resp = await self.invoke(addr, code, ext, body, timeout=timeout)
+        if resp.code not in ok:
+            raise ServerError(resp.code, resp.remark, addr=addr, request_code=code)
+        return resp
+
+    async def namesrv(self, code: int, ext: Mapping[str, Any] | None = None,
+                      body: bytes | None = None, *, ok: Collection[int] = _OK) -> RemotingCommand:
+        """Send a request to a name server, failing over across the listed addresses."""
+        addrs = self.namesrv_addrs
+        if not addrs:
+            raise ConnectError("no name server address given")
+        last: RemotingIOError | None = None
+        for i in range(len(addrs)):
+            index = (self._preferred + i) % len(addrs)
+            try:
+                resp = await self.invoke(addrs[index], code, ext, body)
+            except RemotingIOError as err:
+                last = err
+                continue
+            self._preferred = index
+            if resp.code not in ok:
+                raise ServerError(resp.code, resp.remark, addr=addrs[index], request_code=code)
+            return resp
+        assert last is not None
+        if len(addrs) > 1:
+            raise type(last)(f"no name server answered ({', '.join(addrs)}); last error: {last}")
+        raise last
+
+    async def each_namesrv(self, code: int, ext: Mapping[str, Any] | None = None,
+                           body: bytes | None = None) -> list[tuple[str, RemotingCommand | WireError]]:
+        """Send the same request to every listed name server at once (writes that must reach
+        all of them, like mqadmin's loops over ``getNameServerAddressList``). Each answer or
+        failure is returned in list order; nothing is raised."""
+
+        async def one(addr: str) -> RemotingCommand | WireError:
+            try:
+                return await self.invoke(addr, code, ext, body)
+            except WireError as err:
+                return err
+
+        results = await asyncio.gather(*(one(a) for a in self.namesrv_addrs))
+        return list(zip(self.namesrv_addrs, results, strict=True))
+
+
+async def gather_map(items: Sequence[T], fn: Any, *, limit: int = 32) -> list[Any]:
+    """``fn(item)`` for every item, at most ``limit`` at a time; results (or the exception each
+    raised) in item order."""
+    sem = asyncio.Semaphore(limit)
+
+    async def one(item: T) -> Any:
+        async with sem:
+            try:
+                return await fn(item)
+            except (WireError, AdminError) as err:  # collected: the caller decides per item
+                return err
+
+    return list(await asyncio.gather(*(one(i) for i in items)))

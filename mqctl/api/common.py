@@ -1,0 +1,135 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Requests and selections that several nouns share: routes, cluster membership, runtime tables.
+
+The selection rules mirror the Java tools: ``CommandUtil.fetchMasterAddrByClusterName`` (the
+id-0 address of every broker name in a cluster), ``fetchMasterAndSlaveAddrByClusterName``
+(every address), and ``BrokerData.selectBrokerAddr`` (the master, else any slave; we take the
+lowest id so that the choice is repeatable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from wire.bodies import BrokerData, ClusterInfo, KVTable, PropertiesBody, TopicRouteData
+from wire.codes import RequestCode, ResponseCode
+
+from .client import AdminClient
+from .errors import NotFound
+
+__all__ = [
+    "DLQ_PREFIX",
+    "MASTER_ID",
+    "RETRY_PREFIX",
+    "Member",
+    "broker_name_of",
+    "cluster_info",
+    "cluster_members",
+    "cluster_of_broker",
+    "masters",
+    "properties",
+    "route",
+    "route_or_none",
+    "runtime_table",
+    "select_addr",
+]
+
+#: ``MixAll.MASTER_ID``
+MASTER_ID = 0
+#: ``MixAll.RETRY_GROUP_TOPIC_PREFIX``
+RETRY_PREFIX = "%RETRY%"
+#: ``MixAll.DLQ_GROUP_TOPIC_PREFIX``
+DLQ_PREFIX = "%DLQ%"
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One broker process of a cluster."""
+
+    cluster: str
+    broker_name: str
+    broker_id: int
+    addr: str
+
+
+async def cluster_info(client: AdminClient) -> ClusterInfo:
+    """GET_BROKER_CLUSTER_INFO (106) from a name server."""
+    resp = await client.namesrv(RequestCode.GET_BROKER_CLUSTER_INFO)
+    return ClusterInfo.decode(resp.body or b"{}")
+
+
+async def route_or_none(client: AdminClient, topic: str) -> TopicRouteData | None:
+    """GET_ROUTEINFO_BY_TOPIC (105); ``None`` when the name server answers TOPIC_NOT_EXIST."""
+    resp = await client.namesrv(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic},
+                                ok=(ResponseCode.SUCCESS, ResponseCode.TOPIC_NOT_EXIST))
+    if resp.code == ResponseCode.TOPIC_NOT_EXIST:
+        return None
+    return TopicRouteData.decode(resp.body or b"{}")
+
+
+async def route(client: AdminClient, topic: str) -> TopicRouteData:
+    """GET_ROUTEINFO_BY_TOPIC (105); :class:`NotFound` when the topic has no route."""
+    found = await route_or_none(client, topic)
+    if found is None:
+        raise NotFound(f"topic {topic!r} has no route on the name server (TOPIC_NOT_EXIST)")
+    return found
+
+
+async def runtime_table(client: AdminClient, addr: str) -> dict[str, str]:
+    """GET_BROKER_RUNTIME_INFO (28): the broker's runtime key/value table."""
+    resp = await client.call(addr, RequestCode.GET_BROKER_RUNTIME_INFO)
+    return dict(KVTable.decode(resp.body or b"{}").table)
+
+
+async def properties(client: AdminClient, addr: str, code: int) -> dict[str, str]:
+    """A Properties-text answer (GET_BROKER_CONFIG 26, GET_NAMESRV_CONFIG 319) from ``addr``."""
+    resp = await client.call(addr, code)
+    return dict(PropertiesBody.decode(resp.body or b"").table)
+
+
+def select_addr(data: BrokerData) -> str | None:
+    """The address to ask for a broker name: the master, else the lowest-id slave."""
+    addrs = data.broker_addrs
+    if MASTER_ID in addrs:
+        return addrs[MASTER_ID]
+    return addrs[min(addrs)] if addrs else None
+
+
+def cluster_members(info: ClusterInfo, cluster: str | None = None) -> list[Member]:
+    """Every broker process, by cluster name, broker name and broker id; ``cluster`` keeps one
+    cluster (:class:`NotFound` when the name server does not know it)."""
+    table = info.cluster_addr_table
+    if cluster is not None and cluster not in table:
+        known = ", ".join(sorted(table)) or "none"
+        raise NotFound(f"cluster {cluster!r} is not known to the name server (clusters: {known})")
+    out: list[Member] = []
+    for cname in sorted(table) if cluster is None else [cluster]:
+        for bname in sorted(set(table[cname])):
+            data = info.broker_addr_table.get(bname)
+            if data is None:
+                continue
+            for bid in sorted(data.broker_addrs):
+                out.append(Member(cname, bname, bid, data.broker_addrs[bid]))
+    return out
+
+
+def masters(info: ClusterInfo, cluster: str) -> list[str]:
+    """The master addresses of ``cluster`` (``fetchMasterAddrByClusterName``)."""
+    return [m.addr for m in cluster_members(info, cluster) if m.broker_id == MASTER_ID]
+
+
+def cluster_of_broker(info: ClusterInfo, broker_name: str) -> list[str]:
+    """The clusters that list ``broker_name``."""
+    return sorted(c for c, names in info.cluster_addr_table.items() if broker_name in names)
+
+
+def broker_name_of(info: ClusterInfo | TopicRouteData, addr: str) -> tuple[str, int] | None:
+    """``(broker name, broker id)`` of the process at ``addr``, or ``None``."""
+    datas: Iterable[BrokerData] = (info.broker_addr_table.values() if isinstance(info, ClusterInfo)
+                                   else info.broker_datas)
+    for data in datas:
+        for bid, a in data.broker_addrs.items():
+            if a == addr and data.broker_name is not None:
+                return data.broker_name, bid
+    return None

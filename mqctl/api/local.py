@@ -1,0 +1,387 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""A local reference cluster run as background processes: ``mqctl cluster up/down/status``.
+
+``up`` writes the configuration of the chosen layout into a directory (``namesrv.properties`` and
+one ``broker-x.properties`` per broker, in RocketMQ's own format, as the distribution's
+``conf/2m-noslave`` files), starts a detached ``mqctl namesrv start`` and one ``mqctl broker start``
+per broker (each in its own session, output in ``logs/``), records the processes in
+``cluster.json``, and returns only when the name server answers and lists every broker, each of
+which answers too. If anything fails on the way, whatever was started is stopped again.
+
+``down`` sends SIGTERM to the recorded processes (brokers first, so that they unregister from a
+running name server) and waits for each to exit; one that outlives the wait is killed. ``status``
+says for each process whether it is alive and whether it answers.
+
+The layouts use the official names and ports: the name server on 9876, broker-a on 10911 (HA
+10912) and, in ``2m-noslave``, broker-b on 10931 (HA 10932). Ports and the listening address can be
+moved for tests and for machines where those ports are taken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from .errors import AdminError, BadRequest
+
+__all__ = [
+    "LAYOUTS",
+    "LocalCluster",
+    "LocalClusterError",
+    "LocalProcess",
+    "cluster_dir",
+    "cluster_down",
+    "cluster_status",
+    "cluster_up",
+    "plan",
+]
+
+STATE_FILE = "cluster.json"
+
+#: layout name -> (broker name, offset of its port from ``broker_port``)
+LAYOUTS: dict[str, tuple[tuple[str, int], ...]] = {
+    "single": (("broker-a", 0),),
+    "2m-noslave": (("broker-a", 0), ("broker-b", 20)),
+}
+
+
+class LocalClusterError(AdminError):
+    """The local cluster cannot be started, stopped or found."""
+
+
+@dataclass(frozen=True, slots=True)
+class LocalProcess:
+    """One process of the local cluster."""
+
+    name: str
+    role: str
+    addr: str
+    pid: int | None
+    #: ``answering``, ``running`` (alive, no answer), ``exited``, ``stopped``, ``killed``, ``planned``
+    state: str
+    log: str
+    config: str
+    ports: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LocalCluster:
+    dir: str
+    layout: str
+    cluster_name: str
+    namesrv_addr: str
+    processes: tuple[LocalProcess, ...]
+    #: every process alive and answering
+    running: bool = False
+
+
+def cluster_dir(path: Path | str | None = None) -> Path:
+    """``path``, or the default ``$XDG_DATA_HOME/mqctl/cluster``."""
+    if path is not None:
+        return Path(path).expanduser().resolve()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "mqctl" / "cluster"
+
+
+def _broker_properties(name: str, cluster_name: str, host: str, port: int, namesrv_addr: str,
+                       store: Path) -> str:
+    values = {
+        "brokerClusterName": cluster_name,
+        "brokerName": name,
+        "brokerId": "0",
+        "deleteWhen": "04",
+        "fileReservedTime": "48",
+        "brokerRole": "ASYNC_MASTER",
+        "flushDiskType": "ASYNC_FLUSH",
+        "namesrvAddr": namesrv_addr,
+        "brokerIP1": host,
+        "brokerIP2": host,
+        "listenPort": str(port),
+        "haListenPort": str(port + 1),
+        "storePathRootDir": str(store),
+        "storePathCommitLog": str(store / "commitlog"),
+        "autoCreateTopicEnable": "true",
+        "mappedFileSizeCommitLog": str(64 * 1024 * 1024),
+    }
+    return "".join(f"{k}={v}\n" for k, v in values.items())
+
+
+def plan(directory: Path, *, layout: str = "single", host: str = "127.0.0.1", namesrv_port: int = 9876,
+         broker_port: int = 10911, cluster_name: str = "DefaultCluster") -> LocalCluster:
+    """The processes a layout runs, with their addresses, ports and files (nothing is started)."""
+    if layout not in LAYOUTS:
+        raise BadRequest(f"unknown layout {layout!r}: expected one of {', '.join(LAYOUTS)}")
+    for p in (namesrv_port, broker_port):
+        if not 0 < p < 65536 - 30:
+            raise BadRequest(f"port {p} is out of range")
+    ns_addr = f"{host}:{namesrv_port}"
+    procs = [LocalProcess("namesrv", "namesrv", ns_addr, None, "planned",
+                          str(directory / "logs" / "namesrv.log"),
+                          str(directory / "namesrv.properties"), (namesrv_port,))]
+    for name, offset in LAYOUTS[layout]:
+        port = broker_port + offset
+        procs.append(LocalProcess(name, "master", f"{host}:{port}", None, "planned",
+                                  str(directory / "logs" / f"{name}.log"),
+                                  str(directory / f"{name}.properties"), (port, port + 1)))
+    return LocalCluster(str(directory), layout, cluster_name, ns_addr, tuple(procs))
+
+
+# ---------------------------------------------------------------------- state and processes
+
+
+def _load(directory: Path) -> LocalCluster | None:
+    path = directory / STATE_FILE
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        procs = tuple(LocalProcess(**{**p, "ports": tuple(p.get("ports", ()))}) for p in doc["processes"])
+        return LocalCluster(doc["dir"], doc["layout"], doc["cluster_name"], doc["namesrv_addr"], procs)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise LocalClusterError(f"{path}: not a cluster state file ({exc})") from None
+
+
+def _save(cluster: LocalCluster) -> None:
+    path = Path(cluster.dir) / STATE_FILE
+    doc = asdict(cluster)
+    doc.pop("running", None)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def _alive(proc: LocalProcess) -> bool:
+    """Whether the recorded pid is still this process (not a reused pid)."""
+    if proc.pid is None:
+        return False
+    try:
+        os.kill(proc.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False
+    cmdline = Path(f"/proc/{proc.pid}/cmdline")
+    if cmdline.exists():
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            return False
+        # an empty command line: the process is still being set up by exec (ours, just spawned)
+        if any(args) and not any(a.endswith(b"mqctl.app") for a in args):
+            return False
+        with contextlib.suppress(OSError):
+            stat = Path(f"/proc/{proc.pid}/stat").read_text()
+            if stat.rsplit(")", 1)[-1].split()[0] == "Z":
+                return False
+    return True
+
+
+def _port_free(host: str, port: int) -> OSError | None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            return exc
+    return None
+
+
+def _tail(path: str, lines: int = 5) -> str:
+    texts = []
+    for p in (Path(path).with_suffix(".out"), Path(path)):
+        with contextlib.suppress(OSError):
+            texts += p.read_text(encoding="utf-8", errors="replace").splitlines()
+    picked = [t for t in texts if t.strip()][-lines:]
+    return " | ".join(picked) if picked else "no output"
+
+
+def _spawn(args: list[str], out_path: Path, cwd: Path) -> int:
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(out_path, "ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "mqctl.app", *args], stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True,
+                                close_fds=True)
+    return proc.pid
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _stop(proc: LocalProcess, wait: float) -> LocalProcess:
+    if not _alive(proc):
+        return replace(proc, state="stopped")
+    assert proc.pid is not None
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        _reap(proc.pid)
+        if not _alive(proc):
+            return replace(proc, state="stopped")
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(proc.pid, signal.SIGKILL)
+    for _ in range(40):
+        _reap(proc.pid)
+        if not _alive(proc):
+            break
+        time.sleep(0.05)
+    return replace(proc, state="killed")
+
+
+# ---------------------------------------------------------------------- probing
+
+
+async def _probe(cluster: LocalCluster, timeout: float) -> dict[str, bool]:
+    """Which processes answer: the name server GET_BROKER_CLUSTER_INFO, a broker
+    GET_BROKER_RUNTIME_INFO and its listing in the name server's cluster info."""
+    from wire.codes import RequestCode
+    from wire.errors import WireError
+
+    from .client import AdminClient
+    from .common import cluster_info
+
+    answers: dict[str, bool] = {}
+    async with AdminClient([cluster.namesrv_addr], timeout=timeout) as client:
+        registered: set[str] = set()
+        try:
+            info = await cluster_info(client)
+            answers["namesrv"] = True
+            for data in info.broker_addr_table.values():
+                registered.update(data.broker_addrs.values())
+        except (WireError, AdminError):
+            answers["namesrv"] = False
+
+        async def broker(p: LocalProcess) -> bool:
+            try:
+                await client.call(p.addr, RequestCode.GET_BROKER_RUNTIME_INFO)
+            except (WireError, AdminError):
+                return False
+            return p.addr in registered
+
+        brokers = [p for p in cluster.processes if p.role != "namesrv"]
+        for p, ok in zip(brokers, await asyncio.gather(*(broker(p) for p in brokers)), strict=True):
+            answers[p.name] = ok
+    return answers
+
+
+def _with_states(cluster: LocalCluster, answers: dict[str, bool]) -> LocalCluster:
+    procs = []
+    for p in cluster.processes:
+        if not _alive(p):
+            state = "exited" if p.state not in ("stopped", "killed") else p.state
+        else:
+            state = "answering" if answers.get(p.name) else "running"
+        procs.append(replace(p, state=state))
+    running = bool(procs) and all(p.state == "answering" for p in procs)
+    return replace(cluster, processes=tuple(procs), running=running)
+
+
+# ---------------------------------------------------------------------- operations
+
+
+def cluster_up(directory: Path, *, layout: str = "single", host: str = "127.0.0.1",
+               namesrv_port: int = 9876, broker_port: int = 10911,
+               cluster_name: str = "DefaultCluster", wait: float = 20.0) -> LocalCluster:
+    """Start the layout in ``directory`` and wait until every process answers."""
+    planned = plan(directory, layout=layout, host=host, namesrv_port=namesrv_port,
+                   broker_port=broker_port, cluster_name=cluster_name)
+    previous = _load(directory)
+    if previous is not None:
+        alive = [p for p in previous.processes if _alive(p)]
+        if alive:
+            raise LocalClusterError(
+                f"a local cluster is already running from {directory} ("
+                + ", ".join(f"{p.name} pid {p.pid}" for p in alive)
+                + f"); stop it first with: mqctl cluster down --dir {directory}")
+    for p in planned.processes:
+        for port in p.ports:
+            busy = _port_free(host, port)
+            if busy is not None:
+                why = "in use" if busy.errno == errno.EADDRINUSE else (busy.strerror or str(busy))
+                raise LocalClusterError(f"cannot start {p.name}: port {port} on {host} is {why}")
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "logs").mkdir(exist_ok=True)
+    ns = planned.processes[0]
+    Path(ns.config).write_text(
+        f"listenPort={namesrv_port}\nkvConfigPath={directory / 'namesrv' / 'kvConfig.json'}\n",
+        encoding="utf-8")
+    for p in planned.processes[1:]:
+        Path(p.config).write_text(_broker_properties(
+            p.name, cluster_name, host, p.ports[0], planned.namesrv_addr, directory / "store" / p.name),
+            encoding="utf-8")
+
+    started: list[LocalProcess] = []
+    cluster = planned
+    try:
+        for p in planned.processes:
+            cmd = [p.role if p.role == "namesrv" else "broker", "start", "--config", p.config,
+                   "--listen", p.addr, "--log-file", p.log]
+            pid = _spawn(cmd, Path(p.log).with_suffix(".out"), directory)
+            started.append(replace(p, pid=pid, state="running"))
+            cluster = replace(planned, processes=tuple(started) + planned.processes[len(started):])
+            _save(cluster)
+            _wait_for(cluster, p.name, wait)
+        final = _with_states(cluster, asyncio.run(_probe(cluster, 2.0)))
+    except BaseException:
+        for p in reversed(started):
+            _stop(p, 5.0)
+        with contextlib.suppress(OSError):
+            (directory / STATE_FILE).unlink()
+        raise
+    _save(final)
+    return final
+
+
+def _wait_for(cluster: LocalCluster, name: str, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    proc = next(p for p in cluster.processes if p.name == name)
+    probing = replace(cluster, processes=tuple(p for p in cluster.processes if p.pid is not None))
+    while True:
+        if proc.pid is not None:
+            _reap(proc.pid)
+        if not _alive(proc):
+            raise LocalClusterError(f"{name} exited during start-up: {_tail(proc.log)}")
+        answers = asyncio.run(_probe(probing, 1.0))
+        if answers.get(name):
+            return
+        if time.monotonic() > deadline:
+            raise LocalClusterError(f"{name} did not answer within {wait:g}s: {_tail(proc.log)}")
+        time.sleep(0.1)
+
+
+def cluster_down(directory: Path, *, wait: float = 15.0, purge: bool = False) -> LocalCluster:
+    """Stop the processes recorded in ``directory`` (brokers first)."""
+    cluster = _load(directory)
+    if cluster is None:
+        raise LocalClusterError(f"no local cluster in {directory} (no {STATE_FILE})")
+    stopped = {p.name: _stop(p, wait) for p in reversed(cluster.processes)}
+    result = replace(cluster, processes=tuple(stopped[p.name] for p in cluster.processes), running=False)
+    with contextlib.suppress(OSError):
+        (directory / STATE_FILE).unlink()
+    if purge:
+        shutil.rmtree(directory, ignore_errors=True)
+    return result
+
+
+async def cluster_status(directory: Path, *, timeout: float = 2.0) -> LocalCluster:
+    """Each recorded process: alive or not, answering or not."""
+    cluster = _load(directory)
+    if cluster is None:
+        raise LocalClusterError(f"no local cluster in {directory} (no {STATE_FILE}); "
+                                "start one with: mqctl cluster up")
+    return _with_states(cluster, await _probe(cluster, timeout))

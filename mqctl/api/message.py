@@ -1,0 +1,396 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Messages: send (SEND_MESSAGE_V2 310), look up (VIEW_MESSAGE_BY_ID 33, QUERY_MESSAGE 12, PULL at
+an offset), and read a topic from given offsets (GET_MIN_OFFSET 31, GET_MAX_OFFSET 30, PULL 11).
+
+Mirrors the Java client as mqadmin drives it: ``SendMessageCommand`` and
+``DefaultMQProducerImpl.sendDefaultImpl`` (a topic without a route is sent through the route of
+``TBW102`` with ``defaultTopic=TBW102``, so that a broker with ``autoCreateTopicEnable`` creates
+it), ``QueryMsgByIdSubCommand`` (an offset message id names the store host and the commit-log
+offset), ``MQAdminImpl.queryMessage`` (every broker of the route is asked; hits are filtered by key
+or unique key, since the index only matches hashes), ``QueryMsgByOffsetSubCommand`` and
+``PrintMessageSubCommand`` / ``ConsumeMessageCommand`` (a pull consumer named ``TOOLS_CONSUMER``,
+subscription ``*``).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+
+from wire.codes import RequestCode, ResponseCode
+from wire.message import (
+    MessageConst,
+    StoredMessage,
+    UniqIdGenerator,
+    decode_messages,
+    decode_offset_msg_id,
+    decode_stored_message,
+    encode_properties,
+)
+
+from .client import AdminClient, gather_map
+from .common import MASTER_ID, broker_name_of, cluster_info, route, route_or_none
+from .errors import AdminError, BadRequest, NotFound, ServerError
+from .topic import DEFAULT_TOPIC
+
+__all__ = [
+    "ConsumeResult",
+    "MessageView",
+    "QueueRead",
+    "SendResult",
+    "message_by_id",
+    "message_by_key",
+    "message_by_offset",
+    "message_by_unique_key",
+    "message_consume",
+    "message_send",
+    "view",
+]
+
+#: ``MixAll.TOOLS_CONSUMER_GROUP``
+TOOLS_CONSUMER = "TOOLS_CONSUMER"
+#: ``PullSysFlag.FLAG_SUBSCRIPTION``: the request carries its own subscription
+PULL_FLAG_SUBSCRIPTION = 0x4
+LONG_MAX = 2**63 - 1
+
+#: the response codes that mean "stored" for a send, and the SendStatus each maps to
+#: (``MQClientAPIImpl.processSendResponse``)
+SEND_STATUS = {
+    int(ResponseCode.SUCCESS): "SEND_OK",
+    int(ResponseCode.FLUSH_DISK_TIMEOUT): "FLUSH_DISK_TIMEOUT",
+    int(ResponseCode.FLUSH_SLAVE_TIMEOUT): "FLUSH_SLAVE_TIMEOUT",
+    int(ResponseCode.SLAVE_NOT_AVAILABLE): "SLAVE_NOT_AVAILABLE",
+}
+
+
+# ---------------------------------------------------------------------- views
+
+
+@dataclass(frozen=True, slots=True)
+class MessageView:
+    """A stored message as the tools show it; ``body`` is inflated when it was stored compressed."""
+
+    topic: str
+    broker_name: str | None
+    queue_id: int
+    queue_offset: int
+    commit_log_offset: int
+    #: the client's id (UNIQ_KEY) when there is one, else the offset id (``MessageClientExt.getMsgId``)
+    msg_id: str
+    offset_msg_id: str
+    tags: str | None
+    keys: tuple[str, ...]
+    store_size: int
+    sys_flag: int
+    flag: int
+    reconsume_times: int
+    prepared_transaction_offset: int
+    born_timestamp: int
+    born_host: str
+    store_timestamp: int
+    store_host: str
+    body_crc: int
+    properties: dict[str, str]
+    body: bytes
+    #: the body as text, when it is UTF-8
+    body_text: str | None
+
+
+def view(msg: StoredMessage, broker_name: str | None = None) -> MessageView:
+    """The :class:`MessageView` of a decoded record."""
+    from wire.errors import DecodeError
+
+    try:
+        body = msg.decompressed_body(max_size=64 * 1024 * 1024)
+    except DecodeError:
+        body = msg.body
+    try:
+        text: str | None = body.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    offset_id = msg.offset_msg_id
+    return MessageView(
+        msg.topic, broker_name, msg.queue_id, msg.queue_offset, msg.physical_offset,
+        msg.uniq_key or offset_id, offset_id, msg.tags, tuple(msg.keys), msg.total_size, msg.sys_flag,
+        msg.flag, msg.reconsume_times, msg.prepared_transaction_offset, msg.born_timestamp,
+        str(msg.born_host), msg.store_timestamp, str(msg.store_host), msg.body_crc,
+        dict(msg.properties), body, text)
+
+
+def _masters(r: object) -> dict[str, str]:
+    from wire.bodies import TopicRouteData
+
+    assert isinstance(r, TopicRouteData)
+    return {bd.broker_name or "": bd.broker_addrs[MASTER_ID] for bd in r.broker_datas
+            if MASTER_ID in bd.broker_addrs}
+
+
+# ---------------------------------------------------------------------- send
+
+
+@dataclass(frozen=True, slots=True)
+class SendResult:
+    status: str
+    msg_id: str
+    offset_msg_id: str | None
+    topic: str
+    broker_name: str
+    broker_addr: str
+    queue_id: int
+    queue_offset: int | None
+    transaction_id: str | None = None
+    #: the topic had no route and was sent through TBW102 for the broker to create it
+    auto_create: bool = False
+
+
+_ids: UniqIdGenerator | None = None
+
+
+def _uniq_ids() -> UniqIdGenerator:
+    global _ids
+    if _ids is None:
+        import socket
+
+        try:
+            ip = socket.gethostbyname(socket.gethostname())
+        except OSError:
+            ip = None
+        _ids = UniqIdGenerator(ip=ip if ip and not ip.startswith("127.") else None)
+    return _ids
+
+
+async def message_send(client: AdminClient, topic: str, body: bytes, *, tags: str | None = None,
+                       keys: str | None = None, broker: str | None = None, queue: int | None = None,
+                       producer_group: str | None = None,
+                       properties: dict[str, str] | None = None) -> SendResult:
+    """SEND_MESSAGE_V2 (310) to a writable queue of the topic (or to ``broker``/``queue``)."""
+    from wire.headers import SendMessageRequestHeaderV2, SendMessageResponseHeader
+
+    if queue is not None and broker is None:
+        raise BadRequest("a queue id needs the broker name too")
+    r = await route_or_none(client, topic)
+    auto = r is None
+    if r is None:
+        # mirrors sendDefaultImpl: a topic without a route is sent through TBW102's route
+        r = await route_or_none(client, DEFAULT_TOPIC)
+        if r is None:
+            raise NotFound(f"topic {topic!r} has no route, and no broker allows auto-creation "
+                           f"({DEFAULT_TOPIC})")
+    masters = _masters(r)
+    choices = []
+    for qd in r.queue_datas:
+        name = qd.broker_name or ""
+        if name not in masters or not qd.perm & 2:
+            continue
+        # mirrors topicRouteData2TopicPublishInfo (auto-create: at most defaultTopicQueueNums=4)
+        n = min(qd.write_queue_nums, 4) if auto else qd.write_queue_nums
+        choices += [(name, q) for q in range(n)]
+    if broker is not None:
+        choices = [(b, q) for b, q in choices if b == broker and (queue is None or q == queue)]
+        if not choices and queue is not None and broker in masters:
+            choices = [(broker, queue)]
+    if not choices:
+        where = f" on {broker}" if broker else ""
+        raise NotFound(f"topic {topic!r} has no writable queue{where}")
+    bname, qid = random.choice(choices)
+    props: dict[str, str] = {}
+    if keys:
+        props[MessageConst.PROPERTY_KEYS] = keys
+    uniq = _uniq_ids().next_id()
+    props[MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = uniq
+    props[MessageConst.PROPERTY_WAIT_STORE_MSG_OK] = "true"
+    if tags:
+        props[MessageConst.PROPERTY_TAGS] = tags
+    props.update(properties or {})
+    header = SendMessageRequestHeaderV2(
+        producer_group=producer_group or f"mqctl-{int(time.time() * 1000)}", topic=topic,
+        default_topic=DEFAULT_TOPIC, default_topic_queue_nums=4, queue_id=qid, sys_flag=0,
+        born_timestamp=int(time.time() * 1000), flag=0, properties=encode_properties(props),
+        reconsume_times=0, unit_mode=False, batch=False, broker_name=bname)
+    addr = masters[bname]
+    resp = await client.call(addr, RequestCode.SEND_MESSAGE_V2, header.to_ext(), body, ok=SEND_STATUS)
+    h = SendMessageResponseHeader.from_ext(resp.ext_fields)
+    return SendResult(SEND_STATUS[resp.code], uniq, h.msg_id, topic, bname, addr, h.queue_id, h.queue_offset,
+                      h.transaction_id, auto)
+
+
+# ---------------------------------------------------------------------- lookups
+
+
+async def message_by_id(client: AdminClient, msg_id: str, *,
+                        topic: str | None = None) -> tuple[MessageView, ...]:
+    """VIEW_MESSAGE_BY_ID (33) at the store host and commit-log offset an offset message id
+    names. When that fails and a topic is given, the id is tried as a unique key (the client's
+    UNIQ_KEY), as ``DefaultMQAdminExtImpl.viewMessage(topic, msgId)`` does."""
+    from wire.errors import DecodeError, WireError
+
+    try:
+        decoded = decode_offset_msg_id(msg_id.strip())
+        if not 0 < decoded.port < 65536 or decoded.offset < 0:
+            raise DecodeError(f"port {decoded.port} / offset {decoded.offset} out of range", field="msgId")
+    except DecodeError as err:
+        if topic is None:
+            raise BadRequest(f"{msg_id!r} is not an offset message id ({err}); "
+                             "give the topic to look it up as a unique key") from None
+        return await message_by_unique_key(client, topic, msg_id)
+    addr = f"{decoded.host}:{decoded.port}"
+    try:
+        resp = await client.call(addr, RequestCode.VIEW_MESSAGE_BY_ID, {"offset": decoded.offset})
+    except (WireError, ServerError):
+        if topic is None:
+            raise
+        return await message_by_unique_key(client, topic, msg_id)
+    try:
+        found = broker_name_of(await cluster_info(client), addr)
+    except (WireError, AdminError):
+        found = None
+    return (view(decode_stored_message(resp.body or b""), found[0] if found else None),)
+
+
+async def _query(client: AdminClient, topic: str, key: str, *, unique: bool, max_num: int,
+                 begin: int, end: int) -> list[MessageView]:
+    r = await route(client, topic)
+    masters = _masters(r)
+    ext = {"topic": topic, "key": key, "maxNum": max_num, "beginTimestamp": begin, "endTimestamp": end,
+           "_UNIQUE_KEY_QUERY": "true" if unique else "false"}
+    names = sorted(masters)
+
+    async def one(name: str) -> list[MessageView]:
+        resp = await client.call(masters[name], RequestCode.QUERY_MESSAGE, ext,
+                                 ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND),
+                                 timeout=client.timeout * 3)
+        if resp.code != ResponseCode.SUCCESS or not resp.body:
+            return []
+        return [view(m, name) for m in decode_messages(resp.body)]
+
+    results = await gather_map(names, one)
+    found: list[MessageView] = []
+    for res in results:
+        if isinstance(res, Exception):
+            raise res
+        for m in res:
+            # mirrors MQAdminImpl.queryMessage: the index matches hashes, so check the real value
+            if (m.msg_id == key) if unique else (key in m.keys and m.topic == topic):
+                found.append(m)
+    found.sort(key=lambda m: (m.store_timestamp, m.broker_name or "", m.commit_log_offset))
+    if not found:
+        what = "unique key" if unique else "key"
+        raise NotFound(f"no message with {what} {key!r} in topic {topic!r}")
+    return found
+
+
+async def message_by_key(client: AdminClient, topic: str, key: str, *, max_num: int = 64,
+                         begin: int = 0, end: int = LONG_MAX) -> tuple[MessageView, ...]:
+    """QUERY_MESSAGE (12) by key on every broker of the topic (mqadmin queryMsgByKey)."""
+    return tuple(await _query(client, topic, key, unique=False, max_num=max_num, begin=begin, end=end))
+
+
+async def message_by_unique_key(client: AdminClient, topic: str, key: str, *, max_num: int = 32,
+                                begin: int = 0, end: int = LONG_MAX) -> tuple[MessageView, ...]:
+    """QUERY_MESSAGE (12) with ``_UNIQUE_KEY_QUERY=true`` (mqadmin queryMsgByUniqueKey)."""
+    return tuple(await _query(client, topic, key, unique=True, max_num=max_num, begin=begin, end=end))
+
+
+async def _pull(client: AdminClient, addr: str, topic: str, queue_id: int, offset: int, n: int,
+                group: str, broker_name: str) -> tuple[int, list[MessageView], int, int]:
+    """One PULL_MESSAGE: ``(response code, messages, next offset, max offset)``."""
+    ext = {"consumerGroup": group, "topic": topic, "queueId": queue_id, "queueOffset": offset,
+           "maxMsgNums": n, "sysFlag": PULL_FLAG_SUBSCRIPTION, "commitOffset": 0,
+           "suspendTimeoutMillis": 0, "subscription": "*", "subVersion": 0, "expressionType": "TAG"}
+    resp = await client.call(addr, RequestCode.PULL_MESSAGE, ext, ok=(
+        ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY,
+        ResponseCode.PULL_OFFSET_MOVED))
+    nxt = int(resp.ext_fields.get("nextBeginOffset", offset))
+    mx = int(resp.ext_fields.get("maxOffset", offset))
+    msgs = [view(m, broker_name) for m in decode_messages(resp.body)] if resp.code == 0 and resp.body else []
+    return resp.code, msgs, nxt, mx
+
+
+async def message_by_offset(client: AdminClient, topic: str, broker: str, queue: int, offset: int, *,
+                            group: str = TOOLS_CONSUMER) -> tuple[MessageView, ...]:
+    """PULL_MESSAGE (11) of one message at ``offset`` (mqadmin queryMsgByOffset)."""
+    masters = _masters(await route(client, topic))
+    if broker not in masters:
+        raise NotFound(f"topic {topic!r} has no master broker named {broker!r} (brokers: "
+                       f"{', '.join(sorted(masters)) or 'none'})")
+    code, msgs, _, mx = await _pull(client, masters[broker], topic, queue, offset, 1, group, broker)
+    if not msgs:
+        raise NotFound(f"no message at {topic} {broker} queue {queue} offset {offset} "
+                       f"({ResponseCode(code).name}, max offset {mx})")
+    return (msgs[0],)
+
+
+# ---------------------------------------------------------------------- consume
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRead:
+    broker_name: str
+    queue_id: int
+    min_offset: int
+    max_offset: int
+    start: int
+    #: where a next read would begin
+    next_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumeResult:
+    topic: str
+    messages: tuple[MessageView, ...]
+    queues: tuple[QueueRead, ...]
+
+
+async def message_consume(client: AdminClient, topic: str, *, broker: str | None = None,
+                          queue: int | None = None, offset: int | None = None, count: int = 32,
+                          group: str = TOOLS_CONSUMER) -> ConsumeResult:
+    """Read up to ``count`` messages of a topic, queue after queue (by broker name and queue id),
+    each from ``offset`` or from its min offset, with a PULL_MESSAGE loop up to its max offset
+    (mqadmin printMsg / consumeMessage). Nothing is committed: the offsets of ``group`` stay."""
+    if count <= 0:
+        raise BadRequest("count must be positive")
+    r = await route(client, topic)
+    masters = _masters(r)
+    queues = sorted((qd.broker_name or "", q) for qd in r.queue_datas if (qd.broker_name or "") in masters
+                    and qd.perm & 4 for q in range(qd.read_queue_nums))
+    if broker is not None:
+        queues = [(b, q) for b, q in queues if b == broker]
+    if queue is not None:
+        queues = [(b, q) for b, q in queues if q == queue]
+    if not queues:
+        where = " ".join(x for x in (broker, None if queue is None else f"queue {queue}") if x)
+        raise NotFound(f"topic {topic!r} has no readable queue" + (f" ({where})" if where else ""))
+
+    async def bounds(bq: tuple[str, int]) -> tuple[int, int]:
+        ext = {"topic": topic, "queueId": bq[1]}
+        lo = await client.call(masters[bq[0]], RequestCode.GET_MIN_OFFSET, ext)
+        hi = await client.call(masters[bq[0]], RequestCode.GET_MAX_OFFSET, ext)
+        return int(lo.ext_fields.get("offset", 0)), int(hi.ext_fields.get("offset", 0))
+
+    ranges = await gather_map(queues, bounds)
+    for res in ranges:
+        if isinstance(res, Exception):
+            raise res
+    messages: list[MessageView] = []
+    reads: list[QueueRead] = []
+    for (bname, qid), (lo, hi) in zip(queues, ranges, strict=True):
+        start = lo if offset is None else offset
+        pos = start
+        moved = False
+        while pos < hi and len(messages) < count:
+            code, msgs, nxt, mx = await _pull(client, masters[bname], topic, qid, pos,
+                                              min(32, count - len(messages)), group, bname)
+            hi = max(hi, mx) if code == 0 else hi
+            if code == ResponseCode.PULL_OFFSET_MOVED and not moved and nxt != pos:
+                moved, pos = True, nxt
+                continue
+            if code != ResponseCode.SUCCESS or not msgs:
+                break
+            take = msgs[:count - len(messages)]
+            messages += take
+            pos = take[-1].queue_offset + 1 if len(take) < len(msgs) else nxt
+        reads.append(QueueRead(bname, qid, lo, hi, start, pos))
+        if len(messages) >= count:
+            break
+    return ConsumeResult(topic, tuple(messages), tuple(reads))

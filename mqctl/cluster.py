@@ -1,0 +1,183 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""``mqctl cluster``: list a cluster's brokers, and run a local reference cluster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .fmt import dash
+from .runner import settings, watch
+
+if TYPE_CHECKING:
+    from .api.cluster import BrokerRow, ClusterList
+    from .api.local import LocalCluster
+
+app = typer.Typer(no_args_is_help=True)
+
+WatchOpt = Annotated[float | None, typer.Option(
+    "--watch", "-w", metavar="SECONDS", help="Redraw every SECONDS until Ctrl-C.")]
+
+
+def _load(row: BrokerRow, tps: float | None, size: str | None, wait: str | None) -> str:
+    if row.error is not None:
+        return "-"
+    # mirrors printClusterBaseInfo: "%9.2f(%s,%sms)" of the TPS, queue size and head wait
+    return f"{tps or 0.0:.2f}({size},{wait}ms)"
+
+
+def base_columns(result: ClusterList) -> list[str]:
+    cols = ["#Cluster Name", "#Broker Name", "#BID", "#Addr", "#Version", "#InTPS(LOAD)", "#OutTPS(LOAD)"]
+    if result.has_5x:
+        cols.append("#Timer(Progress)")
+    cols += ["#PCWait(ms)", "#Hour", "#SPACE"]
+    if result.has_5x:
+        cols.append("#ACTIVATED")
+    return cols
+
+
+def base_rows(result: ClusterList) -> list[list[str]]:
+    """The mqadmin ``clusterList`` table (5.x columns when any broker is 5.x)."""
+    rows = []
+    for b in result.brokers:
+        row = [b.cluster, b.broker_name, str(b.broker_id), b.addr, dash(b.version),
+               _load(b, b.in_tps, b.send_queue_size, b.send_queue_wait_ms),
+               _load(b, b.out_tps, b.pull_queue_size, b.pull_queue_wait_ms)]
+        if result.has_5x:
+            t = b.timer
+            row.append("-" if t is None else
+                       f"{t.read_behind}-{t.offset_behind}({t.congest_num / 10000:.1f}w, "
+                       f"{t.enqueue_tps:.1f}, {t.dequeue_tps:.1f})")
+        row += [dash(b.page_cache_lock_ms),
+                "-" if b.hours is None else f"{b.hours:.2f}",
+                "-" if b.commit_log_disk_ratio is None else f"{b.commit_log_disk_ratio:.4f}"]
+        if result.has_5x:
+            row.append(dash(None if b.activated is None else str(b.activated).lower()))
+        rows.append(row)
+    return rows
+
+
+MORE_COLUMNS = ["#Cluster Name", "#Broker Name", "#BID", "#Addr", "#InTotalYest", "#OutTotalYest",
+                "#InTotalToday", "#OutTotalToday"]
+
+
+def more_rows(result: ClusterList) -> list[list[str]]:
+    """The mqadmin ``clusterList -m`` table (message totals of yesterday and today)."""
+    return [[b.cluster, b.broker_name, str(b.broker_id), b.addr, dash(b.in_total_yesterday),
+             dash(b.out_total_yesterday), dash(b.in_total_today), dash(b.out_total_today)]
+            for b in result.brokers]
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", "-c", help="Only this cluster.")] = None,
+    more: Annotated[bool, typer.Option(
+        "--more", "-m", help="Message totals of yesterday and today instead of the load figures.")] = False,
+    watch_s: WatchOpt = None,
+) -> None:
+    """Every broker with its version, load, disk use and (5.x) activation (mqadmin clusterList)."""
+    from .api import cluster as api
+
+    out = settings(ctx).output
+
+    def render(result: ClusterList) -> None:
+        for b in result.brokers:
+            if b.error is not None:
+                out.warn(f"{b.broker_name} {b.addr}: no runtime info: {b.error}")
+        if more:
+            out.render(result, MORE_COLUMNS, more_rows(result))
+        else:
+            out.render(result, base_columns(result), base_rows(result))
+
+    watch(ctx, watch_s, api.cluster_list, render, cluster=cluster)
+
+
+# ---------------------------------------------------------------------- local reference cluster
+
+DirOpt = Annotated[Path | None, typer.Option(
+    "--dir", "-d", help="Where the cluster keeps its configs, stores, logs and pid files. "
+    "Default: $XDG_DATA_HOME/mqctl/cluster (~/.local/share/mqctl/cluster).")]
+
+
+def _show(out: object, cluster: LocalCluster, verb: str) -> None:
+    from .output import Output
+
+    assert isinstance(out, Output)
+    if out.format != "table":
+        out.data(cluster)
+        return
+    out.line(f"{verb} {cluster.layout} cluster {cluster.cluster_name!r} in {cluster.dir}")
+    out.table(["#Process", "#Role", "#Addr", "#Pid", "#State", "#Log"],
+              [[p.name, p.role, p.addr, dash(p.pid), p.state, p.log] for p in cluster.processes])
+
+
+@app.command()
+def up(
+    ctx: typer.Context,
+    layout: Annotated[str, typer.Option(
+        help="single: one name server and broker-a; 2m-noslave: broker-a and broker-b.")] = "single",
+    dir_: DirOpt = None,
+    host: Annotated[str, typer.Option(help="Address every process listens on.")] = "127.0.0.1",
+    namesrv_port: Annotated[int, typer.Option(help="Name server port.")] = 9876,
+    broker_port: Annotated[int, typer.Option(
+        help="broker-a's port; its HA port is one more, broker-b's port 20 more (10911, 10912, "
+        "10931 by default, as the official layouts).")] = 10911,
+    cluster_name: Annotated[str, typer.Option(help="brokerClusterName.")] = "DefaultCluster",
+    wait: Annotated[float, typer.Option(help="Seconds to wait for each process to answer.")] = 20.0,
+) -> None:
+    """Start a local reference cluster in the background and wait until it answers."""
+    from .api import local
+
+    result = local.cluster_up(local.cluster_dir(dir_), layout=layout, host=host,
+                              namesrv_port=namesrv_port, broker_port=broker_port,
+                              cluster_name=cluster_name, wait=wait)
+    _show(settings(ctx).output, result, "started")
+    out = settings(ctx).output
+    if out.format == "table":
+        out.info(f"try: mqctl -n {result.namesrv_addr} cluster list")
+
+
+@app.command()
+def down(
+    ctx: typer.Context,
+    dir_: DirOpt = None,
+    wait: Annotated[float, typer.Option(help="Seconds to wait for each process to exit.")] = 15.0,
+    purge: Annotated[bool, typer.Option(help="Also delete the directory (stores and logs).")] = False,
+) -> None:
+    """Stop the local reference cluster (SIGTERM, then wait for every process to exit)."""
+    from .api import local
+
+    result = local.cluster_down(local.cluster_dir(dir_), wait=wait, purge=purge)
+    _show(settings(ctx).output, result, "stopped")
+
+
+@app.command()
+def status(
+    ctx: typer.Context,
+    dir_: DirOpt = None,
+    watch_s: WatchOpt = None,
+) -> None:
+    """Show the local reference cluster's processes and whether each one answers."""
+    from .api import local
+    from .errors import CliError
+
+    out = settings(ctx).output
+    directory = local.cluster_dir(dir_)
+    state: dict[str, LocalCluster] = {}
+
+    def render(result: LocalCluster) -> None:
+        state["last"] = result
+        _show(out, result, "local")
+
+    async def probe(client: object) -> LocalCluster:
+        return await local.cluster_status(directory, timeout=settings(ctx).timeout)
+
+    watch(ctx, watch_s, probe, render)
+    last = state.get("last")
+    if last is not None and not last.running:
+        raise CliError(f"the local cluster in {directory} is not running"
+                       + ("" if not last.processes else " (or not every process answers)"))

@@ -1,0 +1,208 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""``mqctl consumer``: progress and lag, connections, subscription groups."""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .fmt import dash, human_s
+from .runner import check_outcomes, run, settings, watch
+
+if TYPE_CHECKING:
+    from .api.consumer import ConnectionInfo, ConsumerProgress, GroupSummary, GroupWriteResult
+    from .output import Output
+
+app = typer.Typer(no_args_is_help=True)
+group_app = typer.Typer(no_args_is_help=True, help="Create, update and delete subscription groups.")
+app.add_typer(group_app, name="group")
+
+GroupOpt = Annotated[str, typer.Option("--group", "-g", help="Consumer group.")]
+BrokerOpt = Annotated[str | None, typer.Option("--broker", "-b", help="This broker address (host:port).")]
+ClusterOpt = Annotated[str | None, typer.Option("--cluster", "-c", help="Every master of this cluster.")]
+WatchOpt = Annotated[float | None, typer.Option(
+    "--watch", "-w", metavar="SECONDS", help="Redraw every SECONDS until Ctrl-C.")]
+
+
+# ---------------------------------------------------------------------- renderers (pure)
+
+
+def progress_columns(result: ConsumerProgress) -> list[str]:
+    cols = ["#Topic", "#Broker Name", "#QID", "#Broker Offset", "#Consumer Offset"]
+    if any(q.pull_offset is not None for q in result.queues):
+        cols.append("#Inflight")
+    return [*cols, "#Diff", "#LastTime"]
+
+
+def progress_rows(result: ConsumerProgress, tz: tzinfo | None = None) -> list[list[str]]:
+    """mqadmin ``consumerProgress -g``; ``#Inflight`` (pulled, not yet committed) for 5.1+ brokers."""
+    inflight = any(q.pull_offset is not None for q in result.queues)
+    rows = []
+    for q in result.queues:
+        row = [q.topic, q.broker_name, str(q.queue_id), str(q.broker_offset), str(q.consumer_offset)]
+        if inflight:
+            row.append("-" if q.pull_offset is None else str(q.pull_offset - q.consumer_offset))
+        # mirrors ConsumerProgressSubCommand: "N/A" for a queue never consumed
+        row += [str(q.diff), "N/A" if q.last_timestamp == 0 else human_s(q.last_timestamp, tz)]
+        rows.append(row)
+    return rows
+
+
+GROUPS_COLUMNS = ["#Group", "#Count", "#Version", "#Type", "#Model", "#TPS", "#Diff Total"]
+
+
+def groups_rows(result: tuple[GroupSummary, ...]) -> list[list[str]]:
+    """mqadmin ``consumerProgress`` without ``-g``: OFFLINE for a group with no consumer online."""
+    return [[g.group, str(g.count), (g.version or "") if g.count else "OFFLINE", g.consume_type or "",
+             g.message_model or "", str(g.tps), str(g.diff_total)] for g in result]
+
+
+def render_connection(out: Output, info: ConnectionInfo) -> None:
+    """mqadmin ``consumerConnection``: clients, then subscriptions, then the group's settings."""
+    out.table(["#ClientId", "#ClientAddr", "#Language", "#Version"],
+              [[c.client_id, c.client_addr, c.language, c.version] for c in info.connections])
+    if info.subscriptions or info.consume_type:
+        out.line()
+        out.line("Below is subscription:")
+        out.table(["#Topic", "#SubExpression"], [[s.topic, s.expression] for s in info.subscriptions])
+        out.line()
+        out.line(f"ConsumeType: {dash(info.consume_type)}")
+        out.line(f"MessageModel: {dash(info.message_model)}")
+        out.line(f"ConsumeFromWhere: {dash(info.consume_from_where)}")
+
+
+# ---------------------------------------------------------------------- commands
+
+
+@app.command()
+def progress(
+    ctx: typer.Context,
+    group: Annotated[str | None, typer.Option(
+        "--group", "-g", help="One group's queues. Default: a summary of every group.")] = None,
+    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic (with -g).")] = None,
+    watch_s: WatchOpt = None,
+) -> None:
+    """Consumer offsets and lag (Diff) per queue, or per group (mqadmin consumerProgress)."""
+    from .api import consumer as api
+    from .errors import UsageError
+
+    out = settings(ctx).output
+    if group is None:
+        if topic is not None:
+            raise UsageError("--topic needs --group")
+
+        def render_all(result: tuple[GroupSummary, ...]) -> None:
+            for g in result:
+                if g.error:
+                    out.warn(f"{g.group}: {g.error}")
+            out.render(result, GROUPS_COLUMNS, groups_rows(result))
+
+        watch(ctx, watch_s, api.consumer_groups, render_all)
+        return
+
+    def render(result: ConsumerProgress) -> None:
+        if out.format != "table":
+            out.data(result)
+            return
+        out.table(progress_columns(result), progress_rows(result))
+        out.line()
+        out.line(f"Consume TPS: {result.consume_tps:.2f}")
+        out.line(f"Diff Total: {result.diff_total}")
+
+    watch(ctx, watch_s, api.consumer_progress, render, group=group, topic=topic)
+
+
+@app.command()
+def connection(ctx: typer.Context, group: GroupOpt, broker: BrokerOpt = None) -> None:
+    """The clients of a consumer group and what they subscribe to (mqadmin consumerConnection)."""
+    from .api import consumer as api
+
+    info = run(ctx, api.consumer_connection, group=group, broker=broker)
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data(info)
+    else:
+        render_connection(out, info)
+
+
+def _upsert(ctx: typer.Context, **kw: object) -> None:
+    from .api import consumer as api
+    from .errors import UsageError
+
+    if (kw["broker"] is None) == (kw["cluster"] is None):
+        raise UsageError("give one of --broker/-b or --cluster/-c")
+    result: GroupWriteResult = run(ctx, api.group_upsert, **kw)
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data(result)
+    else:
+        for o in result.brokers:
+            if o.ok:
+                out.line(f"create subscription group to {o.target} success.")
+            else:
+                out.error(f"create subscription group to {o.target} failed: {o.error}")
+        out.line("SubscriptionGroupConfig [" + ", ".join(
+            f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in result.config.items()) + "]")
+    check_outcomes(result.brokers, "subscription group update")
+
+
+def _group_command(name: str, doc: str) -> None:
+    @group_app.command(name, help=doc)
+    def command(
+        ctx: typer.Context,
+        group: GroupOpt,
+        broker: BrokerOpt = None,
+        cluster: ClusterOpt = None,
+        consume_enable: Annotated[bool, typer.Option(help="consumeEnable.")] = True,
+        from_min: Annotated[bool, typer.Option(help="consumeFromMinEnable.")] = False,
+        broadcast: Annotated[bool, typer.Option(help="consumeBroadcastEnable.")] = False,
+        retry_queues: Annotated[int, typer.Option(help="retryQueueNums.")] = 1,
+        retry_max_times: Annotated[int, typer.Option(help="retryMaxTimes.")] = 16,
+        broker_id: Annotated[int, typer.Option(help="brokerId to consume from.")] = 0,
+        slow_broker_id: Annotated[int, typer.Option(help="whichBrokerWhenConsumeSlowly.")] = 1,
+        notify_ids_changed: Annotated[bool, typer.Option(help="notifyConsumerIdsChangedEnable.")] = True,
+    ) -> None:
+        _upsert(ctx, group=group, broker=broker, cluster=cluster, consume_enable=consume_enable,
+                consume_from_min=from_min, broadcast=broadcast, retry_queues=retry_queues,
+                retry_max_times=retry_max_times, broker_id=broker_id, slow_broker_id=slow_broker_id,
+                notify_ids_changed=notify_ids_changed)
+
+
+_group_command("create", "Create a subscription group on a broker or every master of a cluster "
+               "(UPDATE_AND_CREATE_SUBSCRIPTIONGROUP; mqadmin updateSubGroup).")
+_group_command("update", "Update a subscription group (the same upsert as create; mqadmin updateSubGroup).")
+
+
+@group_app.command()
+def delete(
+    ctx: typer.Context,
+    group: GroupOpt,
+    broker: BrokerOpt = None,
+    cluster: ClusterOpt = None,
+    remove_offset: Annotated[bool, typer.Option(help="Also drop the group's consumer offsets.")] = False,
+) -> None:
+    """Delete a subscription group; with -c also its retry and dead-letter topics (mqadmin deleteSubGroup)."""
+    from .api import consumer as api
+    from .errors import UsageError
+
+    if (broker is None) == (cluster is None):
+        raise UsageError("give one of --broker/-b or --cluster/-c")
+    result = run(ctx, api.group_delete, group=group, broker=broker, cluster=cluster,
+                 remove_offset=remove_offset)
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data(result)
+    else:
+        for o in result.brokers:
+            if o.ok:
+                out.line(f"delete subscription group [{group}] from broker [{o.target}] success.")
+            else:
+                out.error(f"delete subscription group [{group}] from broker [{o.target}] failed: {o.error}")
+        for o in result.topics:
+            if o.ok:
+                out.line(f"delete topic [{o.target}] success.")
+            else:
+                out.warn(f"delete topic [{o.target}]: {o.error}")
+    check_outcomes(result.brokers, "subscription group delete")

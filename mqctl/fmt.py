@@ -1,0 +1,29 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Small formatting helpers shared by the renderers (times as the Java tools print them)."""
+
+from __future__ import annotations
+
+from datetime import datetime, tzinfo
+
+__all__ = ["dash", "human_ms", "human_s", "perm_text"]
+
+
+def human_ms(ms: int, tz: tzinfo | None = None) -> str:
+    """``UtilAll.timeMillisToHumanString2``: ``yyyy-MM-dd HH:mm:ss,SSS`` in ``tz`` (default local)."""
+    dt = datetime.fromtimestamp(ms / 1000, tz)
+    return dt.strftime("%Y-%m-%d %H:%M:%S") + f",{ms % 1000:03d}"
+
+
+def human_s(ms: int, tz: tzinfo | None = None) -> str:
+    """``UtilAll.formatDate(..., YYYY_MM_DD_HH_MM_SS)``: ``yyyy-MM-dd HH:mm:ss``."""
+    return datetime.fromtimestamp(ms / 1000, tz).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def dash(value: object) -> str:
+    """A table cell: ``-`` for a missing value."""
+    return "-" if value is None else str(value)
+
+
+def perm_text(perm: int) -> str:
+    """``PermName.perm2String``: ``R``, ``W`` and ``X`` (inherit) flags, ``-`` where unset."""
+    return ("R" if perm & 4 else "-") + ("W" if perm & 2 else "-") + ("X" if perm & 1 else "-")

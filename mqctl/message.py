@@ -1,0 +1,230 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""``mqctl message``: send, query (by id, key, unique key, offset), consume."""
+
+from __future__ import annotations
+
+import sys
+from datetime import tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .fmt import human_ms, human_s
+from .runner import run, settings
+
+if TYPE_CHECKING:
+    from .api.message import ConsumeResult, MessageView, SendResult
+    from .output import Output
+
+app = typer.Typer(no_args_is_help=True)
+
+TopicOpt = Annotated[str, typer.Option("--topic", "-t", help="Topic name.")]
+
+
+# ---------------------------------------------------------------------- renderers (pure)
+
+
+def body_text(msg: MessageView, hex_: bool = False) -> str:
+    """The body as text when it is printable UTF-8 (and hex is not asked for), else as hex."""
+    text = msg.body_text
+    if not hex_ and text is not None and all(c.isprintable() or c in "\n\t\r" for c in text):
+        return text
+    return msg.body.hex()
+
+
+def _java_list(items: object) -> str:
+    return "[" + ", ".join(str(i) for i in items) + "]"  # type: ignore[attr-defined]
+
+
+def detail_pairs(msg: MessageView, tz: tzinfo | None = None, hex_: bool = False) -> list[tuple[str, str]]:
+    """The fields mqadmin queryMsgById prints, then the body itself."""
+    return [
+        ("OffsetID:", msg.offset_msg_id),
+        ("MsgId:", msg.msg_id),
+        ("Topic:", msg.topic),
+        ("Tags:", _java_list([msg.tags] if msg.tags is not None else [])),
+        ("Keys:", _java_list(msg.keys)),
+        ("Broker Name:", msg.broker_name or ""),
+        ("Queue ID:", str(msg.queue_id)),
+        ("Queue Offset:", str(msg.queue_offset)),
+        ("CommitLog Offset:", str(msg.commit_log_offset)),
+        ("Reconsume Times:", str(msg.reconsume_times)),
+        ("Born Timestamp:", human_ms(msg.born_timestamp, tz)),
+        ("Store Timestamp:", human_ms(msg.store_timestamp, tz)),
+        ("Born Host:", msg.born_host),
+        ("Store Host:", msg.store_host),
+        ("System Flag:", str(msg.sys_flag)),
+        ("Properties:", "{" + ", ".join(f"{k}={v}" for k, v in msg.properties.items()) + "}"),
+        ("Body:", body_text(msg, hex_)),
+    ]
+
+
+KEY_COLUMNS = ["#Message ID", "#Broker Name", "#QID", "#Offset", "#Tags", "#Keys", "#Store Time"]
+
+
+def key_rows(msgs: tuple[MessageView, ...], tz: tzinfo | None = None) -> list[list[str]]:
+    """mqadmin queryMsgByKey (message id, queue, offset) with a few more columns."""
+    return [[m.msg_id, m.broker_name or "", str(m.queue_id), str(m.queue_offset), m.tags or "",
+             " ".join(m.keys), human_s(m.store_timestamp, tz)] for m in msgs]
+
+
+CONSUME_COLUMNS = ["#Broker Name", "#QID", "#Offset", "#MsgId", "#Tags", "#Keys", "#Store Time", "#Body"]
+
+
+def consume_rows(result: ConsumeResult, tz: tzinfo | None = None, hex_: bool = False) -> list[list[str]]:
+    return [[m.broker_name or "", str(m.queue_id), str(m.queue_offset), m.msg_id, m.tags or "",
+             " ".join(m.keys), human_ms(m.store_timestamp, tz), body_text(m, hex_)] for m in result.messages]
+
+
+SEND_COLUMNS = ["#Broker Name", "#QID", "#Send Result", "#MsgId", "#OffsetMsgId", "#Queue Offset"]
+
+
+def send_rows(r: SendResult) -> list[list[str]]:
+    return [[r.broker_name, str(r.queue_id), r.status, r.msg_id, r.offset_msg_id or "",
+             "" if r.queue_offset is None else str(r.queue_offset)]]
+
+
+def _details(out: Output, msgs: tuple[MessageView, ...], hex_: bool) -> None:
+    for i, m in enumerate(msgs):
+        if i:
+            out.line("-" * 56)
+        out.kv(detail_pairs(m, hex_=hex_))
+
+
+def _as_data(msgs: tuple[MessageView, ...] | ConsumeResult, hex_: bool) -> object:
+    from dataclasses import replace
+
+    from .api.message import ConsumeResult
+
+    def one(m: MessageView) -> MessageView:
+        # with --hex the text form is left out, so that JSON carries the bytes only
+        return replace(m, body_text=None) if hex_ else m
+
+    if isinstance(msgs, ConsumeResult):
+        return replace(msgs, messages=tuple(one(m) for m in msgs.messages))
+    return [one(m) for m in msgs]
+
+
+# ---------------------------------------------------------------------- commands
+
+
+def _parse_props(items: list[str] | None) -> dict[str, str]:
+    from .serving import parse_sets
+
+    return parse_sets(items)
+
+
+@app.command()
+def send(
+    ctx: typer.Context,
+    topic: TopicOpt,
+    body: Annotated[str | None, typer.Option(
+        "--body", "-p", help="The body as UTF-8 text; '-' reads it from stdin.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="Read the body from this file.")] = None,
+    keys: Annotated[str | None, typer.Option("--keys", "-k", help="Message keys (space-separated).")] = None,
+    tags: Annotated[str | None, typer.Option("--tags", "-c", help="Message tag.")] = None,
+    broker: Annotated[str | None, typer.Option("--broker", "-b", help="Send to this broker name.")] = None,
+    queue: Annotated[int | None, typer.Option(
+        "--queue", "-q", help="Send to this queue id (needs -b).")] = None,
+    group: Annotated[str | None, typer.Option("--group", "-g", help="Producer group.")] = None,
+    prop: Annotated[list[str] | None, typer.Option(
+        "--property", help="KEY=VALUE user property; repeatable.")] = None,
+) -> None:
+    """Send one message (SEND_MESSAGE_V2; mqadmin sendMessage)."""
+    from .api import message as api
+    from .errors import UsageError
+
+    if (body is None) == (file is None):
+        raise UsageError("give the body with --body/-p or --file")
+    if queue is not None and broker is None:
+        raise UsageError("--queue needs --broker")
+    if file is not None:
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise UsageError(f"--file {file}: {exc.strerror or exc}") from None
+    else:
+        data = sys.stdin.buffer.read() if body == "-" else (body or "").encode("utf-8")
+    result = run(ctx, api.message_send, topic=topic, body=data, tags=tags, keys=keys, broker=broker,
+                 queue=queue, producer_group=group, properties=_parse_props(prop))
+    out = settings(ctx).output
+    out.render(result, SEND_COLUMNS, send_rows(result))
+    if result.status != "SEND_OK":
+        out.warn(f"stored on the master, but {result.status}")
+
+
+@app.command()
+def query(
+    ctx: typer.Context,
+    msg_id: Annotated[str | None, typer.Option("--id", "-i", help="An offset message id "
+                                               "(or, with -t, a unique key).")] = None,
+    key: Annotated[str | None, typer.Option("--key", "-k", help="A message key (needs -t).")] = None,
+    unique_key: Annotated[str | None, typer.Option(
+        "--unique-key", "-u", help="The client's message id, UNIQ_KEY (needs -t).")] = None,
+    offset: Annotated[int | None, typer.Option(
+        "--offset", "-o", help="A queue offset (needs -t, -b and -q).")] = None,
+    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Topic name.")] = None,
+    broker: Annotated[str | None, typer.Option("--broker", "-b", help="Broker name (with --offset).")] = None,
+    queue: Annotated[int | None, typer.Option("--queue", "-q", help="Queue id (with --offset).")] = None,
+    max_num: Annotated[int, typer.Option(help="At most this many hits per broker (--key).")] = 64,
+    hex_: Annotated[bool, typer.Option("--hex", help="Bodies in hex.")] = False,
+) -> None:
+    """Look a message up by offset id, key, unique key or queue offset (mqadmin queryMsgById,
+    queryMsgByKey, queryMsgByUniqueKey, queryMsgByOffset)."""
+    from .api import message as api
+    from .errors import UsageError
+
+    given = [n for n, v in (("--id", msg_id), ("--key", key), ("--unique-key", unique_key),
+                            ("--offset", offset)) if v is not None]
+    if len(given) != 1:
+        raise UsageError("give exactly one of --id, --key, --unique-key, --offset")
+    out = settings(ctx).output
+    if msg_id is not None:
+        msgs = run(ctx, api.message_by_id, msg_id=msg_id, topic=topic)
+    elif topic is None:
+        raise UsageError(f"{given[0]} needs --topic/-t")
+    elif key is not None:
+        msgs = run(ctx, api.message_by_key, topic=topic, key=key, max_num=max_num)
+        if out.format == "table":
+            out.table(KEY_COLUMNS, key_rows(msgs))
+        else:
+            out.data(_as_data(msgs, hex_))
+        return
+    elif unique_key is not None:
+        msgs = run(ctx, api.message_by_unique_key, topic=topic, key=unique_key)
+    else:
+        if broker is None or queue is None:
+            raise UsageError("--offset needs --broker/-b and --queue/-q")
+        assert offset is not None
+        msgs = run(ctx, api.message_by_offset, topic=topic, broker=broker, queue=queue, offset=offset)
+    if out.format == "table":
+        _details(out, msgs, hex_)
+    else:
+        out.data(_as_data(msgs, hex_))
+
+
+@app.command()
+def consume(
+    ctx: typer.Context,
+    topic: TopicOpt,
+    broker: Annotated[str | None, typer.Option("--broker", "-b", help="Only this broker name.")] = None,
+    queue: Annotated[int | None, typer.Option("--queue", "-q", help="Only this queue id.")] = None,
+    offset: Annotated[int | None, typer.Option(
+        "--offset", "-o", help="Start every queue at this offset. Default: its min offset.")] = None,
+    count: Annotated[int, typer.Option("--count", "-n", "-c", help="At most this many messages.")] = 32,
+    group: Annotated[str, typer.Option("--group", "-g", help="Consumer group of the pulls "
+                                       "(nothing is committed).")] = "TOOLS_CONSUMER",
+    hex_: Annotated[bool, typer.Option("--hex", help="Bodies in hex.")] = False,
+) -> None:
+    """Print messages of a topic from given offsets with a pull loop (mqadmin printMsg/consumeMessage)."""
+    from .api import message as api
+
+    result = run(ctx, api.message_consume, topic=topic, broker=broker, queue=queue, offset=offset,
+                 count=count, group=group)
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data(_as_data(result, hex_))
+        return
+    out.table(CONSUME_COLUMNS, consume_rows(result, hex_=hex_))
+    out.info(f"{len(result.messages)} message(s) from {len(result.queues)} queue(s)")
