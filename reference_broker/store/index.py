@@ -319,7 +319,13 @@ class IndexService:
         last = self.files[-1] if self.files else None
         if last is not None and not last.is_write_full:
             return last
-        return self._create(last)
+        return self._roll(last)
+
+    def _roll(self, full: IndexFile | None) -> IndexFile:
+        if full is not None:
+            full.write_header()
+            full.release_table()
+        return self._create(full)
 
     def build_index(self, topic: str, commit_offset: int, store_timestamp: int, keys: str | None,
                     uniq_key: str | None, rolled_back: bool) -> None:
@@ -346,9 +352,7 @@ class IndexService:
 
     def _put(self, f: IndexFile, key: str, offset: int, ts: int) -> IndexFile:
         while not f.put_key(key, offset, ts, write_header=False):
-            f.write_header()
-            f.release_table()
-            f = self._create(f)
+            f = self._roll(f)
         return f
 
     # ------------------------------------------------------------------ read

@@ -54,14 +54,18 @@ def test_query_by_key_and_uniq_key(cfg: StoreConfig) -> None:
 
 
 def test_index_files_roll_over_and_read_back_with_wire_store(tmp_path: Path) -> None:
-    cfg = small_config(tmp_path / "s", max_hash_slot_num=7, max_index_num=10)
+    cfg = small_config(tmp_path / "s", max_hash_slot_num=7, max_index_num=10,
+                       flush_interval_consume_queue_ms=600_000)
 
     async def go():
         async with MessageStore(cfg) as s:
             rs = [await s.put_message(message(topic="T", body=b"%d" % i, keys="same", uniq=f"U{i}"))
                   for i in range(20)]
-            return rs, s.query_message("T", "same", 64, 0, FAR)
-    rs, same = run(go())
+            # a full file's header is on disk as soon as the next file takes over
+            counts = [decode_index_header(p.read_bytes()).index_count for p in sorted(cfg.index_dir.iterdir())]
+            return rs, s.query_message("T", "same", 64, 0, FAR), counts
+    rs, same, counts = run(go())
+    assert counts[:-1] == [10] * (len(counts) - 1)
     files = sorted(cfg.index_dir.iterdir())
     # 40 keys, 9 entries per file (entry 0 is never used)
     assert len(files) == 5
