@@ -29,6 +29,9 @@ def small_config(root: Path, **kw: Any) -> StoreConfig:
         flush_interval_ms=50,
         flush_interval_consume_queue_ms=100,
         store_host=("127.0.0.1", 10911),
+        # the background cleaner would delete any file once the disk is 85 % full (Java's
+        # diskSpaceCleanForciblyRatio); the tests call delete_expired_files themselves
+        clean_resource_interval_ms=3_600_000,
     )
     base.update(kw)
     return StoreConfig.for_directory(root, **base)
