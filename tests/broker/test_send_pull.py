@@ -317,14 +317,15 @@ def test_long_polling(tmp_path: Path) -> None:
             r = await held
             assert [m.body for m in messages(r)] == [b"wanted"]
             # a held pull whose connection closes leaves the table
-            asyncio.ensure_future(c.request(pull_request("G", "LP", 0, 99, sys_flag=6, suspend_ms=15_000),
-                                            timeout=20))
+            orphan = asyncio.ensure_future(c.request(pull_request("G", "LP", 0, 4, sys_flag=6,
+                                                                  suspend_ms=15_000), timeout=20))
             await asyncio.sleep(0.1)
             r = await other.request(pull_request("G", "LP", 0, 3, sys_flag=6, suspend_ms=15_000), timeout=1)
             assert r.code == RC.SUCCESS  # not held: there was data
+            assert len(b.holds) == 1
             await c.aclose()
             await asyncio.sleep(0.1)
-            assert len(b.holds) == 0
+            assert len(b.holds) == 0 and orphan.done()
             await other.aclose()
 
     run(main())
