@@ -40,6 +40,8 @@ BROKER_ROLES = ("ASYNC_MASTER", "SYNC_MASTER", "SLAVE")
 FLUSH_TYPES = ("ASYNC_FLUSH", "SYNC_FLUSH")
 #: keys whose value must be one of a fixed set
 ENUMS = {"brokerRole": BROKER_ROLES, "flushDiskType": FLUSH_TYPES}
+#: String keys whose default looks like a number (deleteWhen is "04", or "04;05" for two hours)
+STRING_KEYS = frozenset({"deleteWhen"})
 
 #: keys of the reference name server beyond NamesrvConfig 4.9.8 (5.x has the first one)
 NAMESRV_EXTRA = {"scanNotActiveBrokerInterval": "10000", "brokerChannelExpiredTime": "120000"}
@@ -189,7 +191,7 @@ def _check(key: str, value: str, default: str | None, where: str) -> str:
         if value not in ENUMS[key]:
             raise ConfigError(f"{where}: {key}: expected one of {', '.join(ENUMS[key])}, got {value!r}")
         return value
-    kind = _kind(default) if default else "str"
+    kind = _kind(default) if default and key not in STRING_KEYS else "str"
     if kind == "int":
         try:
             int(value)

@@ -71,6 +71,10 @@ def test_bad_values_name_file_and_line(line: str, message: str) -> None:
         BrokerConfig(parse_properties("# x\n" + line), "x.properties")
 
 
+def test_delete_when_is_a_string_of_hours() -> None:
+    assert BrokerConfig(parse_properties("deleteWhen=04;05"), "x").delete_when == "04;05"
+
+
 def test_slave_needs_an_id_and_missing_file() -> None:
     with pytest.raises(ConfigError, match="brokerId > 0"):
         BrokerConfig(parse_properties("brokerRole=SLAVE"), "s")
