@@ -189,7 +189,7 @@ class Broker:
         self._every(REGISTER_INITIAL_DELAY_S, period, lambda: self.register_all(check_order=True))
         self._every(10.0, self.config.int("flushConsumerOffsetInterval") / 1000.0, self._persist_offsets)
         self._every(10.0, self.config.int("flushDelayOffsetInterval") / 1000.0, self._persist_delay)
-        self._every(HOUSEKEEPING_INTERVAL_S, HOUSEKEEPING_INTERVAL_S, self._scan_idle_clients)
+        self._every(HOUSEKEEPING_INTERVAL_S, HOUSEKEEPING_INTERVAL_S, self.scan_idle_clients)
 
     async def stop(self) -> None:
         if not self._running:
@@ -254,7 +254,8 @@ class Broker:
         if self.schedule.running:
             self.schedule.persist()
 
-    def _scan_idle_clients(self) -> None:
+    def scan_idle_clients(self) -> None:
+        """Drop (and close) clients that sent no heartbeat for 120 s (``scanExceptionChannel``)."""
         for ch in self.producers.scan_not_active() + self.consumers.scan_not_active():
             if isinstance(ch, RemotingConnection):
                 ch.close()

@@ -371,6 +371,8 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
     queue_id = h.queue_id
     if queue_id < 0:
         queue_id = random.randrange(99999999) % tc.write_queue_nums
+    # the answer names this queue even when the message goes to the DLQ or the schedule topic
+    answer_queue_id = queue_id
     reconsume_times = h.reconsume_times or 0
     if topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX):
         # handleRetryAndDLQ
@@ -425,7 +427,7 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
     msg = MessageToStore(
         topic, queue_id, req.body or b"", h.born_timestamp, conn.peer, h.flag, text, sys_flag, reconsume_times
     )
-    return _answer(broker, req, broker.store.put_message(msg), queue_id)
+    return _answer(broker, req, broker.store.put_message(msg), answer_queue_id)
 
 
 def _put_back(values: dict[str, str], order: list[str], key: str, value: str | None) -> None:
