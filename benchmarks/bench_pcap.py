@@ -57,9 +57,9 @@ def _send(opaque: int, topic: str, producer: str) -> RemotingCommand:
 
 
 def _send_response(req: RemotingCommand, offset: int) -> RemotingCommand:
-    return req.response(0, ext_fields={"msgId": f"7F00000100002A9F{offset:016X}", "queueId": req.ext_fields["e"],
-                                       "queueOffset": str(offset // 1300), "TRACE_ON": "true",
-                                       "MSG_REGION": "DefaultRegion"})
+    return req.response(0, ext_fields={"msgId": f"7F00000100002A9F{offset:016X}",
+                                       "queueId": req.ext_fields["e"], "queueOffset": str(offset // 1300),
+                                       "TRACE_ON": "true", "MSG_REGION": "DefaultRegion"})
 
 
 def _pull(opaque: int, topic: str) -> RemotingCommand:
@@ -73,7 +73,7 @@ def synthesise(path: Path, size_mb: float, connections: int, seed: int = 1) -> t
     """Write the capture; returns (records, remoting frames)."""
     rnd = random.Random(seed)
     target = int(size_mb * 1_000_000)
-    out = open(path, "wb")  # noqa: SIM115 - closed below
+    out = open(path, "wb")  # closed below
     buf = io.BytesIO()
     w = PcapWriter(buf)
     flows = []
@@ -103,9 +103,9 @@ def synthesise(path: Path, size_mb: float, connections: int, seed: int = 1) -> t
             resp = req.response(0, body=route)
         elif opaque[i] % 100 == 0:
             req = _pull(opaque[i], f"BenchTopic{i % 8}")
-            resp = req.response(0, ext_fields={"suggestWhichBrokerId": "0", "nextBeginOffset": str(opaque[i] + 32),
-                                               "minOffset": "0", "maxOffset": str(opaque[i] + 64)},
-                                body=PULL_BODY)
+            resp = req.response(0, ext_fields={"suggestWhichBrokerId": "0",
+                                               "nextBeginOffset": str(opaque[i] + 32), "minOffset": "0",
+                                               "maxOffset": str(opaque[i] + 64)}, body=PULL_BODY)
         elif opaque[i] % 50 == 1:
             req = RemotingCommand.request(34, {}, b'{"clientID":"127.0.0.1@bench","consumerDataSet":[],'
                                                  b'"producerDataSet":[{"groupName":"BenchProducer"}]}',
@@ -149,8 +149,8 @@ def _tshark() -> str | None:
     print("installing tshark (apt-get) ...", flush=True)
     subprocess.run(["apt-get", "update", "-qq"], env=env, check=False, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "tshark"], env=env, check=False, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "tshark"], env=env, check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return shutil.which("tshark")
 
 
@@ -178,7 +178,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size-mb", type=float, default=200.0, help="capture size to synthesise (default 200)")
     ap.add_argument("--connections", type=int, default=64, help="client connections (default 64)")
-    ap.add_argument("--keep", type=Path, help="write the capture here and keep it (default: a temporary file)")
+    ap.add_argument("--keep", type=Path,
+                    help="write the capture here and keep it (default: a temporary file)")
     args = ap.parse_args()
 
     tmp = None
@@ -196,7 +197,8 @@ def main() -> int:
 
     mqctl = [sys.executable, "-m", "mqctl.app"]
     results: list[tuple[str, float]] = []
-    results.append(("mqctl pcap decode -o jsonl > /dev/null", _time([*mqctl, "pcap", "decode", "-o", "jsonl", str(path)])))
+    results.append(("mqctl pcap decode -o jsonl > /dev/null",
+                    _time([*mqctl, "pcap", "decode", "-o", "jsonl", str(path)])))
     results.append(("mqctl pcap stats", _time([*mqctl, "pcap", "stats", str(path)])))
     results.append(("scapy RawPcapReader loop (records only)", _scapy_loop(path)))
     results.append(("wire.capture.read_records loop (records only)", _our_reader(path)))
@@ -212,7 +214,8 @@ def main() -> int:
     print(f"\n{'what':48} {'s':>7} {'MB/s':>8} {'frames/s':>10} {'× tshark':>9} {'× scapy':>8}")
     for name, secs in results:
         ratio_t = f"{tshark_s / secs:9.2f}" if tshark_s else f"{'-':>9}"
-        print(f"{name:48} {secs:7.2f} {mb / secs:8.1f} {frames / secs:10,.0f} {ratio_t} {scapy_s / secs:8.2f}")
+        print(f"{name:48} {secs:7.2f} {mb / secs:8.1f} {frames / secs:10,.0f} {ratio_t} "
+              f"{scapy_s / secs:8.2f}")
     print("\n'× tshark' > 1 means faster than tshark's conversation pass; '× scapy' compares with the bare "
           "RawPcapReader loop.")
     if tmp is not None:

@@ -170,6 +170,8 @@ def _decode(out: Output, files: list[Path], *, fmt: str, follow: int | None, fil
     writer = _writer(out, fmt, names or (list(DEFAULT_TABLE_FIELDS) if fmt == "table" else None), bodies)
     # jsonl of whole rows is written straight from the row (wire.capture.fields.JsonLines)
     need_fields = predicate is not None or fmt != "jsonl" or names is not None
+    if not need_fields and follow is None:
+        return _decode_jsonl(out, files, bodies=bodies, roles=roles, many=many)
     with _progress(out, files) as update:
         for capture, row in _rows(files, roles, update, decoders):
             if isinstance(row, ProblemRow):
@@ -183,6 +185,38 @@ def _decode(out: Output, files: list[Path], *, fmt: str, follow: int | None, fil
                 continue
             writer.row(row, f, cap)
     writer.close()
+    return problems
+
+
+def _decode_jsonl(out: Output, files: list[Path], *, bodies: str, roles: PortRoles,
+                  many: bool) -> dict[str, int]:
+    """Every row as a JSON line: the bulk path, kept to one tight loop per file."""
+    from wire.capture import CaptureDecoder, CaptureFileError, ProblemRow, decode_capture
+    from wire.capture.fields import JsonLines
+
+    problems: dict[str, int] = {}
+    write = sys.stdout.write
+    with _progress(out, files) as update:
+        for i, f in enumerate(files):
+            line = JsonLines(bodies=bodies, capture=str(f) if many else None)
+            buf: list[str] = []
+            try:
+                for row in decode_capture(f, decoder=CaptureDecoder(roles=roles, capture=str(f)),
+                                          on_progress=lambda pos, i=i: update(i, pos)):
+                    if type(row) is ProblemRow:
+                        problems[row.verdict] = problems.get(row.verdict, 0) + 1
+                    buf.append(line(row))
+                    if len(buf) >= _BATCH:
+                        buf.append("")
+                        write("\n".join(buf))
+                        buf = []
+            except CaptureFileError as err:
+                raise CliError(str(err)) from None
+            finally:
+                if buf:
+                    buf.append("")
+                    write("\n".join(buf))
+    sys.stdout.flush()
     return problems
 
 

@@ -396,6 +396,8 @@ def _ext_value(v: Any) -> str | None:
 
 
 _JSON_DECODER = json.JSONDecoder(parse_float=Decimal)
+# one JSON value from an index, without the two whitespace scans of JSONDecoder.decode
+_JSON_SCAN = _JSON_DECODER.scan_once
 _I32_MIN, _I32_MAX = _INT32
 
 
@@ -404,11 +406,12 @@ def _fast_json_header(data: bytes) -> RemotingCommand | None:
     ints in range and whose ext values are all strings. Anything else returns None, and
     :func:`decode_json_header` takes its general path, which yields the same command or error."""
     try:
-        obj = _JSON_DECODER.decode(data.decode("utf-8"))
-    except (ValueError, RecursionError):
+        text = data.decode("utf-8")
+        obj, end = _JSON_SCAN(text, 0)
+    except (ValueError, RecursionError, StopIteration):
         return None
-    if type(obj) is not dict:
-        return None
+    if end != len(text) or type(obj) is not dict:
+        return None  # whitespace around it, or more after it: the general path decides
     get = obj.get
     code, flag, opaque, version = get("code", 0), get("flag", 0), get("opaque", 0), get("version", 0)
     if not (type(code) is int and type(flag) is int and type(opaque) is int and type(version) is int
@@ -430,8 +433,8 @@ def _fast_json_header(data: bytes) -> RemotingCommand | None:
         for v in ext.values():
             if type(v) is not str:
                 return None
-    return _trusted(code, LanguageCode.__members__.get(lang_raw, lang_raw), version, opaque, flag, remark, ext,
-                    SerializeType.JSON)
+    return _trusted(code, LanguageCode.__members__.get(lang_raw, lang_raw), version, opaque, flag, remark,
+                    ext, SerializeType.JSON)
 
 
 def decode_json_header(data: bytes) -> RemotingCommand:

@@ -312,9 +312,9 @@ def decode_capture(path: str | Path, *, roles: PortRoles | None = None, decoder:
     """
     dec = decoder if decoder is not None else CaptureDecoder(roles=roles, capture=str(path))
     feed = dec.feed
-    for rec in read_records(path, on_progress=on_progress):
-        feed(*rec)
-        if dec.rows:
+    for number, ts, linktype, data in read_records(path, on_progress=on_progress):
+        feed(number, ts, linktype, data)
+        if len(dec.rows) >= 64:
             yield from dec.take()
     dec.finish()
     yield from dec.take()

@@ -457,7 +457,7 @@ def summary(row: Row) -> str:
         f: dict[str, Any] = {}
         _ha_fields(f, row)
         keep = [f"{k.rsplit('.', 1)[1]}={v}" for k, v in f.items()
-                if k not in ("rocketmq.ha.variant", "rocketmq.ha.heartbeat")]
+                if k not in ("rocketmq.ha.variant", "rocketmq.ha.heartbeat", "rocketmq.ha.type")]
         return " ".join(keep)
     return row.message
 

@@ -63,13 +63,15 @@ class StreamHandler(Protocol):
 class Half:
     """Reassembly state of one direction of one connection."""
 
-    __slots__ = ("base", "nxt", "acked", "ooo", "heap", "ooo_bytes", "fin", "started", "ended",
+    __slots__ = ("base", "nxt", "acked", "ack_raw", "ooo", "heap", "ooo_bytes", "fin", "started", "ended",
                  "delivered", "missing", "retransmitted", "late", "segments", "last_ts")
 
     def __init__(self) -> None:
         self.base = 0  # sequence number of stream offset 0
         self.nxt = 0  # next stream offset expected
         self.acked = 0  # highest offset the peer acknowledged
+        #: the peer's latest acknowledgement number, not yet folded into ``acked`` (see _fold_ack)
+        self.ack_raw: int | None = None
         self.ooo: dict[int, tuple[bytes, int, float, int]] = {}
         self.heap: list[int] = []
         self.ooo_bytes = 0
@@ -158,12 +160,13 @@ class TcpReassembler:
                 conn.packets += 1
                 if flags & TCP_ACK:
                     r = conn.halves[1 - d]
-                    if r.started:
-                        a = r.nxt + ((ack - r.base - r.nxt + _HALF) & _MASK) - _HALF
-                        if a > r.acked:
-                            r.acked = a
-                            if r.ooo:
-                                self._acked(conn, 1 - d, r)
+                    if r.ooo:
+                        r.ack_raw = ack
+                        self._acked(conn, 1 - d, r)
+                    else:
+                        # Acknowledgements matter only once bytes wait behind a hole: keep the
+                        # number, and unwrap it when it is needed.
+                        r.ack_raw = ack
                 if not payload:
                     return
                 nxt = h.nxt
@@ -202,12 +205,9 @@ class TcpReassembler:
             h.started = True
         if flags & TCP_ACK:
             r = conn.halves[1 - d]
-            if r.started:
-                a = r.nxt + ((ack - r.base - r.nxt + _HALF) & _MASK) - _HALF
-                if a > r.acked:
-                    r.acked = a
-                    if r.ooo:
-                        self._acked(conn, 1 - d, r)
+            r.ack_raw = ack
+            if r.ooo:
+                self._acked(conn, 1 - d, r)
         n = len(payload) + missing
         off = h.nxt + ((seq - h.base - h.nxt + _HALF) & _MASK) - _HALF
         if n:
@@ -257,6 +257,8 @@ class TcpReassembler:
     def _put(self, conn: TcpConnection, d: int, h: Half, off: int, payload: bytes, missing: int,
              ts: float, record: int) -> None:
         if off > h.nxt:
+            if h.ack_raw is not None:
+                self._fold_ack(h)
             if off <= h.acked:
                 # the peer acknowledged bytes up to here: the hole will never be filled
                 self._gap(conn, d, h, off, ts, record)
@@ -333,7 +335,18 @@ class TcpReassembler:
             heapq.heappop(h.heap)
         return h.heap[0] if h.heap else None
 
+    @staticmethod
+    def _fold_ack(h: Half) -> None:
+        """Unwrap the latest acknowledgement number against the next expected offset."""
+        raw = h.ack_raw
+        h.ack_raw = None
+        if raw is not None and h.started:
+            a = h.nxt + ((raw - h.base - h.nxt + _HALF) & _MASK) - _HALF
+            if a > h.acked:
+                h.acked = a
+
     def _acked(self, conn: TcpConnection, d: int, h: Half) -> None:
+        self._fold_ack(h)
         while True:
             off = self._next_buffered(h)
             if off is None or off > h.acked:
