@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import json.scanner
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -397,7 +398,7 @@ def _ext_value(v: Any) -> str | None:
 
 _JSON_DECODER = json.JSONDecoder(parse_float=Decimal)
 # one JSON value from an index, without the two whitespace scans of JSONDecoder.decode
-_JSON_SCAN = _JSON_DECODER.scan_once
+_JSON_SCAN = json.scanner.make_scanner(_JSON_DECODER)
 _I32_MIN, _I32_MAX = _INT32
 
 
