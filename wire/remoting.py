@@ -35,7 +35,7 @@ import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from construct import (
     ConstructError,
@@ -398,7 +398,7 @@ def _ext_value(v: Any) -> str | None:
 
 _JSON_DECODER = json.JSONDecoder(parse_float=Decimal)
 # one JSON value from an index, without the two whitespace scans of JSONDecoder.decode
-_JSON_SCAN = json.scanner.make_scanner(_JSON_DECODER)
+_JSON_SCAN = json.scanner.make_scanner(cast(Any, _JSON_DECODER))
 _I32_MIN, _I32_MAX = _INT32
 
 
