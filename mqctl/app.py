@@ -76,10 +76,17 @@ def root(
                       profile=profile, verbose=verbose, no_color=no_color or "NO_COLOR" in os.environ)
 
 
+_registered: list[str] = []
+
+
 def _register() -> None:
+    """Add the sub-apps once (tests call :func:`main` many times in one process)."""
     for module, attr, name, help_text in SUBAPPS:
+        if name in _registered:
+            continue
         sub = getattr(importlib.import_module(f"mqctl.{module}"), attr)
         app.add_typer(sub, name=name, help=help_text)
+        _registered.append(name)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .fmt import dash
+from .fmt import dash, java_fixed
 from .runner import settings, watch
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def _load(row: BrokerRow, tps: float | None, size: str | None, wait: str | None)
     if row.error is not None:
         return "-"
     # mirrors printClusterBaseInfo: "%9.2f(%s,%sms)" of the TPS, queue size and head wait
-    return f"{tps or 0.0:.2f}({size},{wait}ms)"
+    return f"{java_fixed(tps or 0.0, 2)}({size},{wait}ms)"
 
 
 def base_columns(result: ClusterList) -> list[str]:
@@ -48,11 +48,11 @@ def base_rows(result: ClusterList) -> list[list[str]]:
         if result.has_5x:
             t = b.timer
             row.append("-" if t is None else
-                       f"{t.read_behind}-{t.offset_behind}({t.congest_num / 10000:.1f}w, "
-                       f"{t.enqueue_tps:.1f}, {t.dequeue_tps:.1f})")
+                       f"{t.read_behind}-{t.offset_behind}({java_fixed(t.congest_num / 10000, 1)}w, "
+                       f"{java_fixed(t.enqueue_tps, 1)}, {java_fixed(t.dequeue_tps, 1)})")
         row += [dash(b.page_cache_lock_ms),
-                "-" if b.hours is None else f"{b.hours:.2f}",
-                "-" if b.commit_log_disk_ratio is None else f"{b.commit_log_disk_ratio:.4f}"]
+                "-" if b.hours is None else java_fixed(b.hours, 2),
+                "-" if b.commit_log_disk_ratio is None else java_fixed(b.commit_log_disk_ratio, 4)]
         if result.has_5x:
             row.append(dash(None if b.activated is None else str(b.activated).lower()))
         rows.append(row)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .fmt import dash, human_s
+from .fmt import dash, human_s, java_fixed
 from .runner import check_outcomes, run, settings, watch
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def progress(
             return
         out.table(progress_columns(result), progress_rows(result))
         out.line()
-        out.line(f"Consume TPS: {result.consume_tps:.2f}")
+        out.line(f"Consume TPS: {java_fixed(result.consume_tps, 2)}")
         out.line(f"Diff Total: {result.diff_total}")
 
     watch(ctx, watch_s, api.consumer_progress, render, group=group, topic=topic)

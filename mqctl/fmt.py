@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, tzinfo
 
-__all__ = ["dash", "human_ms", "human_s", "perm_text"]
+__all__ = ["dash", "human_ms", "human_s", "java_fixed", "perm_text"]
 
 
 def human_ms(ms: int, tz: tzinfo | None = None) -> str:
@@ -27,3 +27,16 @@ def dash(value: object) -> str:
 def perm_text(perm: int) -> str:
     """``PermName.perm2String``: ``R``, ``W`` and ``X`` (inherit) flags, ``-`` where unset."""
     return ("R" if perm & 4 else "-") + ("W" if perm & 2 else "-") + ("X" if perm & 1 else "-")
+
+
+def java_fixed(value: float, digits: int) -> str:
+    """``String.format("%.Nf", value)`` as Java prints it: the shortest decimal form of the
+    double rounded half-up (Python's own formatting rounds exact binary ties to even:
+    ``f"{0.125:.2f}"`` is ``0.12`` where Java prints ``0.13``)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    return str(Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .fmt import human_ms
+from .fmt import human_ms, java_fixed
 from .runner import settings, watch
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def master_lines(s: HAStatus) -> list[tuple[str, str]]:
 
 def slave_rows(s: HAStatus) -> list[list[str]]:
     """mqadmin haStatus, master part: one row per slave connection."""
-    return [[c.addr, str(c.ack_offset), str(c.diff), f"{c.transfer_kb_s:.2f}",
+    return [[c.addr, str(c.ack_offset), str(c.diff), java_fixed(c.transfer_kb_s, 2),
              "OK" if c.in_sync else "Fall Behind", str(c.transfer_from_where)] for c in s.slaves]
 
 
@@ -39,7 +39,7 @@ def client_lines(s: HAStatus, tz: tzinfo | None = None) -> list[tuple[str, str]]
     if c is None:
         return [("#MasterAddr", "")]
     return [("#MasterAddr", c.master_addr), ("#CommitLogMaxOffset", str(c.max_offset)),
-            ("#TransferSpeed(KB/s)", f"{c.transfer_kb_s:.2f}"),
+            ("#TransferSpeed(KB/s)", java_fixed(c.transfer_kb_s, 2)),
             ("#LastReadTime", human_ms(c.last_read_timestamp, tz)),
             ("#LastWriteTime", human_ms(c.last_write_timestamp, tz)),
             ("#MasterFlushOffset", str(c.master_flush_offset))]

@@ -65,18 +65,21 @@ NamespaceArg = Annotated[str, typer.Argument(help="Namespace, e.g. ORDER_TOPIC_C
 KeyArg = Annotated[str, typer.Argument(help="Key.")]
 
 
-def _report(ctx: typer.Context, outcomes: tuple[Outcome, ...], what: str, ok_line: str) -> None:
+def _report(ctx: typer.Context, outcomes: tuple[Outcome, ...], what: str, ok_line: str, *,
+            each: bool = True) -> None:
+    """mqadmin's success line, per name server (``each``) or once when all of them succeeded;
+    the failures end the command as its error line."""
     from .runner import check_outcomes, settings
 
     out = settings(ctx).output
     if out.format != "table":
         out.data(outcomes)
-    else:
+    elif each:
         for o in outcomes:
             if o.ok:
                 out.line(ok_line.format(target=o.target, detail=o.detail))
-            else:
-                out.error(f"{what} on {o.target} failed: {o.error}")
+    elif all(o.ok for o in outcomes):
+        out.line(ok_line)
     check_outcomes(outcomes, what)
 
 
@@ -155,7 +158,7 @@ def kv_put(ctx: typer.Context, namespace: NamespaceArg, key: KeyArg,
     from .runner import run
 
     outcomes = run(ctx, api.kv_put, namespace=namespace, key=key, value=value)
-    _report(ctx, outcomes, "kv put", "create or update kv config to namespace success, {target}")
+    _report(ctx, outcomes, "kv put", "create or update kv config to namespace success.", each=False)
 
 
 @kv_app.command("delete")
@@ -165,7 +168,7 @@ def kv_delete(ctx: typer.Context, namespace: NamespaceArg, key: KeyArg) -> None:
     from .runner import run
 
     outcomes = run(ctx, api.kv_delete, namespace=namespace, key=key)
-    _report(ctx, outcomes, "kv delete", "delete kv config from namespace success, {target}")
+    _report(ctx, outcomes, "kv delete", "delete kv config from namespace success.", each=False)
 
 
 BrokerNameArg = Annotated[str, typer.Argument(help="Broker name, e.g. broker-a.")]

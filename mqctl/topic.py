@@ -197,16 +197,13 @@ def delete(ctx: typer.Context, topic: TopicArg, cluster: Annotated[str | None, t
     if out.format != "table":
         out.data(result)
     else:
-        for o in result.brokers:
-            if o.ok:
-                out.line(f"delete topic [{topic}] from broker {o.target} success.")
-            else:
-                out.error(f"delete topic [{topic}] from broker {o.target} failed: {o.error}")
-        for o in result.namesrvs:
-            if o.ok:
-                out.line(f"delete topic [{topic}] from NameServer {o.target} success.")
-            else:
-                out.error(f"delete topic [{topic}] from NameServer {o.target} failed: {o.error}")
+        # mqadmin deleteTopic's two lines when everything went through; the failures come as
+        # the command's error line
+        if all(o.ok for o in result.brokers):
+            for c in result.clusters:
+                out.line(f"delete topic [{topic}] from cluster [{c}] success.")
+        if all(o.ok for o in result.namesrvs):
+            out.line(f"delete topic [{topic}] from NameServer success.")
     check_outcomes([*result.brokers, *result.namesrvs], "topic delete")
 
 

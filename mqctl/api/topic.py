@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wire.bodies import GroupList, MessageQueue, TopicList, TopicOffset, TopicRouteData, TopicStatsTable
+from wire.bodies import (
+    ClusterInfo,
+    GroupList,
+    MessageQueue,
+    TopicList,
+    TopicOffset,
+    TopicRouteData,
+    TopicStatsTable,
+)
 from wire.codes import RequestCode
 
 from .client import AdminClient, gather_map
@@ -42,6 +50,7 @@ __all__ = [
     "TopicStatus",
     "TopicWriteResult",
     "build_topic_status",
+    "clusters_of_route",
     "outcome",
     "parse_perm",
     "topic_clusters",
@@ -320,7 +329,7 @@ async def topic_delete(client: AdminClient, topic: str, *, cluster: str | None =
         r = await route_or_none(client, topic)
         if r is None:
             raise NotFound(f"topic {topic!r} has no route; name the cluster to delete it from")
-        clusters = sorted({c for bd in r.broker_datas for c in cluster_of_broker(info, bd.broker_name or "")})
+        clusters = list(clusters_of_route(info, r))
         if not clusters:
             raise NotFound(f"the brokers of {topic!r} belong to no known cluster")
     addrs = sorted({a for c in clusters for a in masters(info, c)})
@@ -390,8 +399,12 @@ async def topic_perm(client: AdminClient, topic: str, perm: int | str, *, cluste
 # ---------------------------------------------------------------------- clusters
 
 
+def clusters_of_route(info: ClusterInfo, r: TopicRouteData) -> tuple[str, ...]:
+    """The clusters that list any broker of the route (mqadmin looks at the first broker only)."""
+    return tuple(sorted({c for bd in r.broker_datas for c in cluster_of_broker(info, bd.broker_name or "")}))
+
+
 async def topic_clusters(client: AdminClient, topic: str) -> tuple[str, ...]:
     """The clusters holding the topic's brokers (mqadmin topicClusterList: 106 and 105)."""
     info = await cluster_info(client)
-    r = await route(client, topic)
-    return tuple(sorted({c for bd in r.broker_datas for c in cluster_of_broker(info, bd.broker_name or "")}))
+    return clusters_of_route(info, await route(client, topic))
