@@ -112,8 +112,8 @@ def decode(
     follow: Annotated[int | None, typer.Option(
         "--follow", help="Only the rows of this TCP stream (tcp.stream).")] = None,
     filter_: Annotated[list[str] | None, typer.Option(
-        "--filter", "-f", help="NAME=VALUE (or != or ~), all must match; e.g. code=105 topic=T. "
-        "Repeatable; values may be comma lists.")] = None,
+        "--filter", "-f", help="NAME=VALUE (or != or ~), all must match; e.g. -f code=105 -f topic=T "
+        "or -f 'code=105 topic=T'. Repeatable; values may be comma lists.")] = None,
     fields: Annotated[str | None, typer.Option(
         "--fields", help="Comma-separated field names to show (tshark style, e.g. "
         "rocketmq.code,rocketmq.ext.topic; 'rocketmq.ext.*' for all ext fields). 'list' prints them.")
@@ -156,11 +156,15 @@ def _list_fields(out: Output) -> None:
 
 def _decode(out: Output, files: list[Path], *, fmt: str, follow: int | None, filters: list[str],
             fields: str | None, bodies: str, roles: PortRoles) -> dict[str, int]:
+    import shlex
+
     from wire.capture import ProblemRow
     from wire.capture.fields import DEFAULT_TABLE_FIELDS, compile_filters, display_name, row_fields
 
     try:
-        predicate = compile_filters(filters) if filters else None
+        # one --filter may hold several terms: --filter "code=105 topic=T"
+        terms = [t for f in filters for t in shlex.split(f)]
+        predicate = compile_filters(terms) if terms else None
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     names = [display_name(x.strip()) for x in fields.split(",") if x.strip()] if fields else None

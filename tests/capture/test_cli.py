@@ -62,6 +62,7 @@ def test_filters_fields_and_follow(tmp_path: Path, conv: Path) -> None:
     assert [(r["rocketmq.type"], r["rocketmq.code"]) for r in got] == [("request", 10), ("response", 0)]
     out = run("decode", "-o", "jsonl", "-f", "topic=T2", "-f", "type=response", str(conv)).stdout.splitlines()
     assert [json.loads(x)["rocketmq.request_row"] for x in out] == [5]
+    assert run("decode", "-o", "jsonl", "-f", "topic=T2 type=response", str(conv)).stdout.splitlines() == out
     out = run("decode", "-o", "jsonl", "-f", "code=GET_ROUTEINFO_BY_TOPIC,SEND_MESSAGE", "-f", "dir=c2s",
               str(conv)).stdout.splitlines()
     assert len(out) == 3

@@ -109,6 +109,8 @@ FIELDS: dict[str, str] = {
     "rocketmq.ha.entries": "epoch entries [epoch, start offset] (AutoSwitch handshake reply)",
     "rocketmq.ha.address": "slave address (AutoSwitch 5.0.0/5.1.0 handshake)",
     "rocketmq.ha.broker_id": "slave broker id (AutoSwitch 5.1.1+ handshake)",
+    "rocketmq.ha.sync_from_last_file": "slave starts at the last CommitLog file (AutoSwitch handshake)",
+    "rocketmq.ha.async_learner": "slave is an async learner (AutoSwitch handshake)",
     "rocketmq.problem": "gap, decode, skipped, truncated, packet or late",
     "rocketmq.problem.message": "what the problem is, in one line",
     "rocketmq.problem.length": "bytes concerned",
