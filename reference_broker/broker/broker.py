@@ -255,10 +255,19 @@ class Broker:
             self.schedule.persist()
 
     def scan_idle_clients(self) -> None:
-        """Drop (and close) clients that sent no heartbeat for 120 s (``scanExceptionChannel``)."""
+        """Drop (and close) clients that sent no heartbeat for 120 s (``scanExceptionChannel``),
+        and close connections that sent nothing for ``serverChannelMaxIdleTimeSeconds`` (Netty's
+        ``IdleStateHandler`` on the broker's channels; 0 turns it off)."""
         for ch in self.producers.scan_not_active() + self.consumers.scan_not_active():
             if isinstance(ch, RemotingConnection):
                 ch.close()
+        idle_s = self.config.int("serverChannelMaxIdleTimeSeconds")
+        if idle_s > 0 and self._server is not None:
+            now = time.monotonic()
+            for conn in list(self._server.connections):
+                if now - conn.state.setdefault("last_request", now) > idle_s:
+                    log.info("closing %s:%d: no request for %d s", conn.peer[0], conn.peer[1], idle_s)
+                    conn.close()
 
     # ------------------------------------------------------------------ name servers
 
@@ -336,6 +345,7 @@ class Broker:
     # ------------------------------------------------------------------ dispatch
 
     def _handle(self, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+        conn.state["last_request"] = time.monotonic()
         if not self._running:
             return self._after_start(conn, req)
         handler = HANDLERS.get(req.code)

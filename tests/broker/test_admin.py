@@ -70,6 +70,12 @@ def test_topics(tmp_path: Path) -> None:
             assert "AdmTopic" not in b.store.topics()
             r = await c.request(RemotingCommand.request(215, {"topic": "SCHEDULE_TOPIC_XXXX"}))
             assert r.code == RC.SYSTEM_ERROR
+            # queues of topics no longer configured go with CLEAN_EXPIRED_CONSUMEQUEUE too
+            await c.request(send_request("Orphan", b"m"))
+            b.topics.table.pop("Orphan")
+            assert (await c.request(RemotingCommand.request(306))).code == RC.SUCCESS
+            assert "Orphan" not in b.store.topics()
+            assert (await c.request(RemotingCommand.request(329))).code == RC.SUCCESS
             await c.aclose()
 
     run(main())

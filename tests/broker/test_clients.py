@@ -118,6 +118,23 @@ def test_idle_clients_are_dropped_and_closed(tmp_path: Path) -> None:
     run(main())
 
 
+def test_silent_connections_are_closed(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_broker(tmp_path, serverChannelMaxIdleTimeSeconds="1") as b:
+            quiet = await client(b)
+            busy = await client(b)
+            await quiet.request(RemotingCommand.request(9999))
+            for _ in range(3):
+                await asyncio.sleep(0.5)
+                await busy.request(RemotingCommand.request(9999))
+                b.scan_idle_clients()
+            await asyncio.wait_for(quiet.wait_closed(), 2)
+            assert not busy.is_closing
+            await busy.aclose()
+
+    run(main())
+
+
 def test_lock_and_unlock_batch(tmp_path: Path) -> None:
     async def main() -> None:
         async with running_broker(tmp_path) as b:

@@ -133,15 +133,20 @@ def delete_topic(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
     if broker.topics.is_system_topic(topic):
         return req.response(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
     broker.topics.delete(topic)
+    _clean_unused_topics(broker)
+    return req.response(ResponseCode.SUCCESS)
+
+
+def _clean_unused_topics(broker: Broker) -> None:
+    """``cleanUnusedTopic``: every queue of a topic no longer configured goes (the schedule
+    topic's stay); pulls parked on them are answered."""
     store = broker.store
     for name in store.topics():
-        # mirrors cleanUnusedTopic: every queue of a topic no longer configured goes
         if name not in broker.topics.table and name != C.RMQ_SYS_SCHEDULE_TOPIC:
             queue_ids = store.queue_ids(name)
             store.delete_topic(name)
             for qid in queue_ids:
                 broker.holds.wake(name, qid)
-    return req.response(ResponseCode.SUCCESS)
 
 
 def get_all_topic_config(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
@@ -377,6 +382,22 @@ def get_system_topic_list_from_broker(
     return req.response(ResponseCode.SUCCESS, None, None, TopicList(topic_list=names).encode())
 
 
+def clean_expired_consume_queue(
+    broker: Broker, conn: RemotingConnection, req: RemotingCommand
+) -> HandlerResult:
+    """CLEAN_EXPIRED_CONSUMEQUEUE (306): drop the consume queues of topics no longer configured."""
+    _clean_unused_topics(broker)
+    return req.response(ResponseCode.SUCCESS)
+
+
+def delete_expired_commitlog(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    """DELETE_EXPIRED_COMMITLOG (329): delete the expired CommitLog files now, whatever the hour
+    (``executeDeleteFilesManually``)."""
+    deleted = broker.store.delete_expired_files(force=True)
+    log.info("deleteExpiredCommitLog: %d file(s) deleted", deleted)
+    return req.response(ResponseCode.SUCCESS)
+
+
 HANDLERS: dict[int, BrokerHandler] = {
     17: update_and_create_topic,
     21: get_all_topic_config,
@@ -395,4 +416,6 @@ HANDLERS: dict[int, BrokerHandler] = {
     215: delete_topic,
     300: query_topic_consume_by_who,
     305: get_system_topic_list_from_broker,
+    306: clean_expired_consume_queue,
+    329: delete_expired_commitlog,
 }
