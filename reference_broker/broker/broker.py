@@ -49,7 +49,7 @@ from wire.headers import NotifyConsumerIdsChangedRequestHeader, request
 
 from ..config import BrokerConfig
 from ..runtime import ServiceError
-from ..store import MessageStore, StoreConfig
+from ..store import MessageStore, StoreConfig, StoreError
 from . import constants as C
 from .clients import ConsumerManager, ProducerManager, RebalanceLockManager
 from .longpoll import PullRequestHoldService
@@ -168,9 +168,11 @@ class Broker:
             store_config = replace(StoreConfig.from_broker_config(self.config), store_host=self.store_host)
             self._store = MessageStore(store_config)
             await self._store.start()
-        except BaseException:
+        except BaseException as exc:
             await self._server.close()
             self._server = None
+            if isinstance(exc, StoreError):
+                raise ServiceError(f"the message store cannot start: {exc}") from exc
             raise
         self._store.add_dispatch_listener(self.holds.notify)
         self._store.add_dispatch_listener(self.schedule.notify)

@@ -342,3 +342,13 @@ def test_listen_port_from_config_and_requests_before_start(tmp_path: Path) -> No
             await b.stop()  # twice is harmless
 
     run(main())
+
+
+def test_a_store_in_use_stops_the_start_cleanly(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_broker(tmp_path):
+            with pytest.raises(ServiceError, match="in use"):
+                async with running_broker(tmp_path):
+                    pass
+
+    run(main())
