@@ -176,7 +176,8 @@ def pull_frames(per_queue: int) -> list[bytes]:
         for q in range(QUEUES):
             ext = {"consumerGroup": "BenchGroup", "topic": TOPIC, "queueId": str(q), "queueOffset": str(off),
                    "maxMsgNums": str(PULL_BATCH), "sysFlag": "4", "commitOffset": "0",
-                   "suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0", "expressionType": "TAG"}
+                   "suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0",
+                   "expressionType": "TAG"}
             frames.append(encode_command(RemotingCommand.request(11, ext, opaque=len(frames) + 1)))
     return frames
 
@@ -230,7 +231,8 @@ def main() -> None:
                 for c, w in cases:
                     key = ("pull", c, w)
                     if key not in base_rates:
-                        base_rates[key] = asyncio.run(_load(baseline.port, pulls, c, w, args.seconds)) * PULL_BATCH
+                        base = asyncio.run(_load(baseline.port, pulls, c, w, args.seconds))
+                        base_rates[key] = base * PULL_BATCH
                     rate = asyncio.run(_load(broker.port, pulls, c, w, args.seconds)) * PULL_BATCH
                     rows.append((flush, f"pull {c}x{w} (msgs)", rate, base_rates[key]))
             finally:

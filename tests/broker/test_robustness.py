@@ -35,7 +35,7 @@ def _request(rng: random.Random, code: int) -> RemotingCommand:
 
 def test_arbitrary_requests_get_protocol_answers(tmp_path: Path) -> None:
     rng = random.Random(20261122)
-    codes = sorted(set(HANDLERS) - SKIP) + [9999, 0, -5]
+    codes = [*sorted(set(HANDLERS) - SKIP), 9999, 0, -5]
     known = {int(c) for c in ResponseCode}
 
     async def main() -> None:
