@@ -32,7 +32,7 @@ import dataclasses
 import json
 import json.scanner
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, cast
@@ -114,6 +114,14 @@ class RemotingCommand:
     ext_fields: Mapping[str, str] = field(default_factory=dict, hash=False)
     body: bytes | None = None
     serialize_type: SerializeType = SerializeType.JSON
+    #: The ext entries exactly as a ROCKETMQ header carried them, kept only when they repeat a key.
+    #: The Java client's ACL hook makes ``rocketMQProtocolEncode`` write a FastCodes header's fields
+    #: and then the ext map that already holds them, so every key comes twice; Java reads the block
+    #: into a HashMap (the last value wins), as ``ext_fields`` does. Re-encoding uses these entries
+    #: while ``ext_fields`` still agrees with them, so captured frames re-encode byte for byte.
+    #: Building or replacing a command drops them.
+    wire_ext: tuple[tuple[str, str], ...] | None = field(default=None, init=False, compare=False,
+                                                         hash=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("code", "version", "opaque", "flag"):
@@ -250,6 +258,7 @@ def _trusted(code: int, language: LanguageCode | int | str, version: int, opaque
     s(cmd, "ext_fields", ext)
     s(cmd, "body", None)
     s(cmd, "serialize_type", st)
+    s(cmd, "wire_ext", None)
     return cmd
 
 
@@ -307,6 +316,7 @@ def decode_binary_header(data: bytes) -> RemotingCommand:
             offset=pos, field="extFields", expected=n - pos - 4, found=elen)
     pos += 4
     ext: dict[str, str] = {}
+    entries: list[tuple[str, str]] = []
     while pos < n:
         if pos + 2 > n:
             raise Truncated("ext key length cut short", offset=pos, field="extFields.key",
@@ -322,10 +332,21 @@ def decode_binary_header(data: bytes) -> RemotingCommand:
         if vlen < 0 or vpos + 4 + vlen > n:
             raise DecodeError(f"ext value length {vlen} for {key!r} overruns the header", offset=vpos,
                               field=f"extFields.{key}", expected=f"0..{n - vpos - 4}", found=vlen)
-        ext[key] = _utf8(data[vpos + 4:vpos + 4 + vlen], vpos + 4, f"extFields.{key}")
+        value = _utf8(data[vpos + 4:vpos + 4 + vlen], vpos + 4, f"extFields.{key}")
+        ext[key] = value
+        entries.append((key, value))
         pos = vpos + 4 + vlen
-    return _trusted(code, language_code(lang), version, opaque, flag, remark, ext,
-                    SerializeType.ROCKETMQ)
+    cmd = _trusted(code, language_code(lang), version, opaque, flag, remark, ext, SerializeType.ROCKETMQ)
+    if len(entries) != len(ext):
+        object.__setattr__(cmd, "wire_ext", tuple(entries))
+    return cmd
+
+
+def _wire_entries(cmd: RemotingCommand) -> Iterable[tuple[str, str]]:
+    raw = cmd.wire_ext
+    if raw is not None and dict(raw) == cmd.ext_fields:
+        return raw
+    return cmd.ext_fields.items()
 
 
 def encode_binary_header(cmd: RemotingCommand) -> bytes:
@@ -336,11 +357,12 @@ def encode_binary_header(cmd: RemotingCommand) -> bytes:
     if not (_in(_INT16, cmd.code) and _in(_INT16, cmd.version)):
         raise EncodeError(f"code {cmd.code} / version {cmd.version} do not fit the ROCKETMQ int16",
                           field="code")
-    remark = cmd.remark.encode("utf-8") if cmd.remark else b""
+    # an unpaired surrogate becomes '?', as Java's String.getBytes(UTF_8) writes it
+    remark = cmd.remark.encode("utf-8", "replace") if cmd.remark else b""
     parts = []
-    for k, v in cmd.ext_fields.items():
-        kb = k.encode("utf-8")
-        vb = v.encode("utf-8")
+    for k, v in _wire_entries(cmd):
+        kb = k.encode("utf-8", "replace")
+        vb = v.encode("utf-8", "replace")
         if len(kb) > 0xFFFF:
             raise EncodeError(f"ext key of {len(kb)} bytes exceeds the u16 length", field="extFields")
         parts.append(_U16.pack(len(kb)) + kb + _I32.pack(len(vb)) + vb)
@@ -356,9 +378,13 @@ def decode_binary_header_construct(data: bytes) -> RemotingCommand:
     except (ConstructError, IndexError, KeyError, UnicodeDecodeError, ValueError, OverflowError) as exc:
         path = getattr(exc, "path", None) or ""
         raise DecodeError(f"ROCKETMQ header: {exc}", offset=None, field=str(path) or "header") from None
-    ext = {e.key: e.value for e in c.ext_fields}
-    return _trusted(c.code, language_code(c.language), c.version, c.opaque, c.flag, c.remark or None,
-                    ext, SerializeType.ROCKETMQ)
+    entries = tuple((e.key, e.value) for e in c.ext_fields)
+    ext = dict(entries)
+    cmd = _trusted(c.code, language_code(c.language), c.version, c.opaque, c.flag, c.remark or None,
+                   ext, SerializeType.ROCKETMQ)
+    if len(entries) != len(ext):
+        object.__setattr__(cmd, "wire_ext", entries)
+    return cmd
 
 
 # ====================================================================== JSON header
@@ -493,7 +519,8 @@ def encode_json_header(cmd: RemotingCommand) -> bytes:
         obj["remark"] = cmd.remark
     obj["serializeTypeCurrentRPC"] = "JSON"
     obj["version"] = cmd.version
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    # an unpaired surrogate becomes '?', as Java's String.getBytes(UTF_8) writes it
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
 
 
 # ====================================================================== whole commands

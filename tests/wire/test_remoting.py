@@ -175,3 +175,26 @@ def test_json_header_arbitrary_bytes(raw: bytes) -> None:
         decode_json_header(raw)
     except DecodeError:
         pass
+
+
+def test_repeated_ext_keys_re_encode_byte_for_byte() -> None:
+    # rocketMQProtocolEncode writes a FastCodes header's fields and then the ext map holding them
+    cmd = RemotingCommand(310, ext_fields={"a": "g", "b": "T"}, serialize_type=ROCKETMQ)
+    raw = encode_binary_header(cmd)
+    block = raw[21:]
+    doubled = raw[:17] + (2 * len(block)).to_bytes(4, "big") + block + block
+    again = decode_binary_header(doubled)
+    assert again == cmd and again.wire_ext == (("a", "g"), ("b", "T"), ("a", "g"), ("b", "T"))
+    assert encode_binary_header(again) == doubled
+    assert decode_binary_header_construct(doubled).wire_ext == again.wire_ext
+    # a changed command no longer claims the captured layout
+    changed = again.replace(ext_fields={"a": "h", "b": "T"})
+    assert changed.wire_ext is None and encode_binary_header(changed) == encode_binary_header(
+        RemotingCommand(310, ext_fields={"a": "h", "b": "T"}, serialize_type=ROCKETMQ))
+
+
+def test_unpaired_surrogates_are_written_as_question_marks() -> None:
+    cmd = RemotingCommand(1, remark="x\ud800y", ext_fields={"k": "\udfff"})
+    assert b'"remark":"x?y"' in encode_json_header(cmd)
+    binary = cmd.replace(serialize_type=ROCKETMQ)
+    assert decode_binary_header(encode_binary_header(binary)).remark == "x?y"
