@@ -95,6 +95,8 @@ class Broker:
         self.config_version = DataVersion()
         self._store: MessageStore | None = None
         self._server: RemotingServer | None = None
+        #: the VIP ("fast") channel on listenPort − 2, which Java brokers' slaves use for GET_ALL_TOPIC_CONFIG
+        self._vip_server: RemotingServer | None = None
         self._bound_port: int | None = None
         self._ready: asyncio.Event | None = None
         self._running = False
@@ -142,7 +144,16 @@ class Broker:
 
     @property
     def connections(self) -> set[RemotingConnection]:
-        return set(self._server.connections) if self._server is not None else set()
+        out: set[RemotingConnection] = set()
+        for server in (self._server, self._vip_server):
+            if server is not None:
+                out |= server.connections
+        return out
+
+    @property
+    def vip_port(self) -> int | None:
+        """The VIP channel's port (``listenPort − 2``), or None when it is not open."""
+        return self._vip_server.port if self._vip_server is not None else None
 
     # ------------------------------------------------------------------ life cycle
 
@@ -164,6 +175,15 @@ class Broker:
             self.host, self._port_arg
         )
         self._bound_port = self._server.port
+        if self._port_arg > 2:
+            # mirrors BrokerController.initialize: fastRemotingServer on listenPort - 2; a port we
+            # cannot have is not fatal here (Java would not start), since no client needs it
+            try:
+                self._vip_server = await RemotingServer(
+                    self._handle, name="broker-vip", on_close=self._channel_closed
+                ).start(self.host, self._port_arg - 2)
+            except OSError as exc:
+                log.warning("the VIP channel on port %d is not available: %s", self._port_arg - 2, exc)
         try:
             store_config = replace(StoreConfig.from_broker_config(self.config), store_host=self.store_host)
             self._store = MessageStore(store_config)
@@ -171,6 +191,9 @@ class Broker:
         except BaseException as exc:
             await self._server.close()
             self._server = None
+            if self._vip_server is not None:
+                await self._vip_server.close()
+                self._vip_server = None
             if isinstance(exc, StoreError):
                 raise ServiceError(f"the message store cannot start: {exc}") from exc
             raise
@@ -203,8 +226,9 @@ class Broker:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
         self._periodic.clear()
-        if self._server is not None:
-            await self._server.close()
+        for server in (self._server, self._vip_server):
+            if server is not None:
+                await server.close()
         await self.schedule.stop()
         for t in list(self._tasks):
             t.cancel()
@@ -264,9 +288,9 @@ class Broker:
             if isinstance(ch, RemotingConnection):
                 ch.close()
         idle_s = self.config.int("serverChannelMaxIdleTimeSeconds")
-        if idle_s > 0 and self._server is not None:
+        if idle_s > 0:
             now = time.monotonic()
-            for conn in list(self._server.connections):
+            for conn in self.connections:
                 if now - conn.state.setdefault("last_request", now) > idle_s:
                     log.info("closing %s:%d: no request for %d s", conn.peer[0], conn.peer[1], idle_s)
                     conn.close()

@@ -318,13 +318,26 @@ def test_config_file_layout_is_javas(tmp_path: Path) -> None:
     run(main())
 
 
-def test_listen_port_from_config_and_requests_before_start(tmp_path: Path) -> None:
+def _free_port_pair() -> int:
+    """A port p such that p and p - 2 (the VIP channel) are both free now."""
     import socket
 
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    free = s.getsockname()[1]
-    s.close()
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            p = s.getsockname()[1]
+        try:
+            with socket.socket() as a, socket.socket() as v:
+                a.bind(("127.0.0.1", p))
+                v.bind(("127.0.0.1", p - 2))
+            return p
+        except OSError:
+            continue
+    raise AssertionError("no free port pair")
+
+
+def test_listen_port_from_config_and_the_vip_channel(tmp_path: Path) -> None:
+    free = _free_port_pair()
 
     async def main() -> None:
         from reference_broker.broker import Broker
@@ -332,14 +345,20 @@ def test_listen_port_from_config_and_requests_before_start(tmp_path: Path) -> No
         b = Broker(broker_config(tmp_path, listenPort=str(free)), host="127.0.0.1")
         await b.start()
         try:
-            assert b.port == free and b.address == f"127.0.0.1:{free}"
+            assert b.port == free and b.address == f"127.0.0.1:{free}" and b.vip_port == free - 2
             c = await client(free)
             assert (await c.request(send_request("P", b"x"))).ext_fields["msgId"] == create_offset_msg_id(
                 "127.0.0.1", free, 0)
+            vip = await client(free - 2)
+            r = await vip.request(RemotingCommand.request(21))
+            assert r.code == RC.SUCCESS and b'"P"' in r.body
+            await vip.aclose()
             await c.aclose()
         finally:
             await b.stop()
             await b.stop()  # twice is harmless
+        async with running_broker(tmp_path) as b:
+            assert b.vip_port is None  # an ephemeral port has no VIP channel
 
     run(main())
 
