@@ -105,8 +105,22 @@ class Broker:
         #: the master's remoting and HA addresses, as the name server told a slave
         self.master_addr: str | None = None
         self.master_ha_addr: str | None = None
-        self.region_id = config.region_id
-        self.trace_on_text = "true" if config.trace_on else "false"
+        self.refresh_settings()
+
+    def refresh_settings(self) -> None:
+        """Copy the settings the request paths read into attributes (after a config change)."""
+        cfg = self.config
+        self.region_id = cfg.region_id
+        self.trace_on_text = "true" if cfg.trace_on else "false"
+        self.cluster_name = cfg.cluster_name
+        self.permission = cfg.broker_permission
+        self.start_accept_ts = cfg.int("startAcceptSendRequestTimeStamp")
+        self.slave_read_enable = cfg.bool("slaveReadEnable")
+        self.long_polling_enable = cfg.bool("longPollingEnable")
+        self.short_polling_ms = cfg.int("shortPollingTimeMills")
+        self.property_filter_enable = cfg.bool("enablePropertyFilter")
+        self.offset_check_in_slave = cfg.bool("offsetCheckInSlave")
+        self.groups.auto_create = cfg.auto_create_subscription_group
 
     # ------------------------------------------------------------------ properties
 

@@ -12,6 +12,7 @@ from reference_broker.namesrv import NameServer
 from tests.broker.helpers import (
     client,
     namesrv_config,
+    pull_request,
     run,
     running_broker,
     running_cluster,
@@ -114,5 +115,22 @@ def test_slave_learns_its_master(tmp_path: Path) -> None:
                 assert dict(info.broker_addr_table["broker-a"].broker_addrs) == {0: master.address,
                                                                                  1: slave.address}
                 assert master.master_addr is None
+
+    run(main())
+
+
+def test_broker_permission_change_is_registered_at_once(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_cluster(tmp_path) as (ns, b):
+            c = await client(b)
+            await c.request(send_request("PermT", b"x"))
+            r = await c.request(RemotingCommand.request(25, None, b"brokerPermission=4\n"))
+            assert r.code == RC.SUCCESS
+            routed = await route(ns.port, "PermT")
+            assert routed is not None and {q.perm for q in routed.queue_datas} == {4}
+            r = await c.request(RemotingCommand.request(25, None, b"brokerPermission=2\n"))
+            r = await c.request(pull_request("G", "PermT", 0, 0))
+            assert (r.code, r.remark) == (RC.NO_PERMISSION, "the broker[127.0.0.1] pulling message is forbidden")
+            await c.aclose()
 
     run(main())

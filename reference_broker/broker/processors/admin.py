@@ -187,9 +187,7 @@ def update_broker_config(broker: Broker, conn: RemotingConnection, req: Remoting
         except ConfigError as exc:  # mirrors properties2Object: a value that does not parse is skipped
             log.warning("updateBrokerConfig: %s", exc)
     broker.config_version.next_version()
-    broker.region_id = broker.config.region_id
-    broker.trace_on_text = "true" if broker.config.trace_on else "false"
-    broker.groups.auto_create = broker.config.auto_create_subscription_group
+    broker.refresh_settings()
     if "brokerPermission" in props:
         broker.topics.data_version.next_version()
         return _register_then_ok(broker, req)

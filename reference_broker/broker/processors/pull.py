@@ -168,10 +168,9 @@ def process_pull(
     broker: Broker, conn: RemotingConnection, req: RemotingCommand, h: PullHeader, allow_suspend: bool
 ) -> HandlerResult:
     """``processRequest(channel, request, brokerAllowSuspend)``."""
-    cfg = broker.config
-    if not C.is_readable(cfg.broker_permission):
+    if not C.is_readable(broker.permission):
         return req.response(
-            ResponseCode.NO_PERMISSION, f"the broker[{cfg.broker_ip1}] pulling message is forbidden"
+            ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_ip1}] pulling message is forbidden"
         )
     group = h.consumer_group
     sgc = broker.groups.find(group)
@@ -230,7 +229,7 @@ def process_pull(
             )
         expression_type = sub.expression_type
         codes = _codes_of(sub)
-    if not _is_tag_type(expression_type) and not cfg.bool("enablePropertyFilter"):
+    if not _is_tag_type(expression_type) and not broker.property_filter_enable:
         return req.response(
             ResponseCode.SYSTEM_ERROR,
             f"The broker does not support consumer to filter message by {expression_type}",
@@ -239,7 +238,7 @@ def process_pull(
     store = broker.store
     r = store.get_messages(group, topic, qid, h.queue_offset, h.max_msg_nums, codes)
     status = r.status
-    if cfg.bool("slaveReadEnable"):
+    if broker.slave_read_enable:
         suggest = sgc.which_broker_when_consume_slowly if r.suggest_pull_from_slave else sgc.broker_id
     else:
         suggest = C.MASTER_ID
@@ -256,8 +255,8 @@ def process_pull(
         broker.group_stats.record(group, topic, len(r.messages))
     elif code == ResponseCode.PULL_NOT_FOUND and allow_suspend and sys_flag & _SUSPEND:
         timeout = h.suspend_timeout_millis
-        if not cfg.bool("longPollingEnable"):
-            timeout = cfg.int("shortPollingTimeMills")
+        if not broker.long_polling_enable:
+            timeout = broker.short_polling_ms
 
         def retry(final: bool) -> RemotingCommand | None:
             again = process_pull(broker, conn, req, h, False)
@@ -273,7 +272,7 @@ def process_pull(
         _commit(broker, h, allow_suspend)
         return response
     elif code == ResponseCode.PULL_OFFSET_MOVED:
-        if not broker.is_slave or cfg.bool("offsetCheckInSlave"):
+        if not broker.is_slave or broker.offset_check_in_slave:
             _offset_moved_event(broker, group, topic, qid, h.queue_offset, r.next_begin_offset)
         else:
             suggest = sgc.broker_id

@@ -224,20 +224,19 @@ def _msg_check(
     broker: Broker, conn: RemotingConnection, req: RemotingCommand, h: SendHeader
 ) -> RemotingCommand | TopicConfig:
     """``preSend`` + ``msgCheck``: an error response, or the topic's config."""
-    cfg = broker.config
-    start_accept = cfg.int("startAcceptSendRequestTimeStamp")
+    start_accept = broker.start_accept_ts
     if start_accept and broker.now_ms() < start_accept:
         return _fail(
             broker, req, ResponseCode.SYSTEM_ERROR, f"broker unable to service, until {start_accept}"
         )
     topic = h.topic
     topics = broker.topics
-    if not C.is_writeable(cfg.broker_permission) and topics.is_order_topic(topic):
+    if not C.is_writeable(broker.permission) and topics.is_order_topic(topic):
         return _fail(
             broker,
             req,
             ResponseCode.NO_PERMISSION,
-            f"the broker[{cfg.broker_ip1}] sending message is forbidden",
+            f"the broker[{broker.config.broker_ip1}] sending message is forbidden",
         )
     bad = validate_topic(topic)
     if bad is not None:
@@ -404,7 +403,7 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
     order = list(values)
     if _CLUSTER not in values:
         order.append(_CLUSTER)
-    values[_CLUSTER] = broker.config.cluster_name
+    values[_CLUSTER] = broker.cluster_name
     # Java stores the string without WAIT, then puts WAIT back in the map (it matters to the
     # rewrites below, which write the string again from the map)
     wait = values.pop(_WAIT, None)
@@ -475,7 +474,7 @@ def _send_batch(
     order = list(values)
     if _CLUSTER not in values:
         order.append(_CLUSTER)
-    values[_CLUSTER] = broker.config.cluster_name
+    values[_CLUSTER] = broker.cluster_name
     batch_text = java_properties_text(tuple(order), values)
     born = conn.peer
     reconsume_times = h.reconsume_times or 0
@@ -508,7 +507,7 @@ def consumer_send_msg_back(broker: Broker, conn: RemotingConnection, req: Remoti
             ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
             f"subscription group not exist, {h.group} {C.FAQ_SUFFIX}",
         )
-    if not C.is_writeable(cfg.broker_permission):
+    if not C.is_writeable(broker.permission):
         return req.response(
             ResponseCode.NO_PERMISSION, f"the broker[{cfg.broker_ip1}] sending message is forbidden"
         )
