@@ -78,11 +78,33 @@ def root(
 
 _registered: list[str] = []
 
+#: the root options that take a value (the noun is the first word that is not one of them)
+_VALUE_OPTIONS = frozenset({"-n", "--namesrv", "--timeout", "-o", "--output", "--serialize", "--profile"})
 
-def _register() -> None:
-    """Add the sub-apps once (tests call :func:`main` many times in one process)."""
+
+def _noun(argv: list[str]) -> str | None:
+    """The sub-app named on the command line, if any."""
+    it = iter(argv)
+    for arg in it:
+        if arg in _VALUE_OPTIONS:
+            next(it, None)
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def _register(argv: list[str] | None = None) -> None:
+    """Add the sub-apps, once (tests call :func:`main` many times in one process). With the
+    command line given, only the sub-app it names is imported and added, so that a command
+    pays for its own modules only; help, completion and unknown nouns get all of them."""
+    names = [s[2] for s in SUBAPPS]
+    noun = _noun(argv) if argv is not None else None
+    if noun in names and not _registered:
+        wanted = [noun]
+    else:
+        wanted = names
     for module, attr, name, help_text in SUBAPPS:
-        if name in _registered:
+        if name in _registered or name not in wanted:
             continue
         sub = getattr(importlib.import_module(f"mqctl.{module}"), attr)
         app.add_typer(sub, name=name, help=help_text)
@@ -91,7 +113,10 @@ def _register() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: run the app and turn every error into one line and an exit code."""
-    _register()
+    from .fastparams import install
+
+    install()
+    _register(sys.argv[1:] if argv is None else argv)
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="mqctl")
     except CliError as err:

@@ -367,9 +367,10 @@ class TopicPermResult:
 
 async def topic_perm(client: AdminClient, topic: str, perm: int | str, *, cluster: str | None = None,
                      broker: str | None = None) -> TopicPermResult:
-    """Change a topic's perm (mqadmin updateTopicPerm): the route's queue counts and sys flag
-    with the new perm, sent as UPDATE_AND_CREATE_TOPIC (17) to the master ``broker`` or to every
-    master of ``cluster``."""
+    """Change a topic's perm (mqadmin updateTopicPerm): each broker's queue counts and sys flag
+    from the route, with the new perm, sent as UPDATE_AND_CREATE_TOPIC (17) to the master
+    ``broker`` or to every master of ``cluster``. (mqadmin sends the first broker's counts to every
+    master of the cluster, which resizes the others; here each keeps its own.)"""
     if (cluster is None) == (broker is None):
         raise BadRequest("give exactly one of a cluster or a broker address")
     new = parse_perm(perm)
@@ -386,13 +387,21 @@ async def topic_perm(client: AdminClient, topic: str, perm: int | str, *, cluste
         qd = next((q for q in r.queue_datas if q.broker_name == bname), qd)
         if qd.perm == new:
             return TopicPermResult(topic, new, (Outcome(broker, True, None, str(qd.perm)),), unchanged=True)
-        addrs = [broker]
+        queue_of = {broker: qd}
     else:
-        addrs = _targets(masters(await cluster_info(client), cluster or ""), "the perm")
-    cfg = TopicConfigView(topic, qd.read_queue_nums, qd.write_queue_nums, new, "SINGLE_TAG",
-                          qd.topic_sys_flag, False)
-    results = await gather_map(addrs, lambda a: _create(client, a, cfg))
-    return TopicPermResult(topic, new, tuple(outcome(a, res, str(qd.perm))
+        queue_of = {}
+        for addr in _targets(masters(await cluster_info(client), cluster or ""), "the perm"):
+            bname = next((bd.broker_name for bd in r.broker_datas if addr in bd.broker_addrs.values()), None)
+            queue_of[addr] = next((q for q in r.queue_datas if q.broker_name == bname), qd)
+    addrs = list(queue_of)
+
+    async def one(addr: str) -> None:
+        q = queue_of[addr]
+        await _create(client, addr, TopicConfigView(topic, q.read_queue_nums, q.write_queue_nums, new,
+                                                    "SINGLE_TAG", q.topic_sys_flag, False))
+
+    results = await gather_map(addrs, one)
+    return TopicPermResult(topic, new, tuple(outcome(a, res, str(queue_of[a].perm))
                                              for a, res in zip(addrs, results, strict=True)))
 
 

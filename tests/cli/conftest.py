@@ -37,7 +37,11 @@ class Recorder:
 
 @pytest.fixture
 def invoke() -> Callable[..., Any]:
-    """Run ``mqctl ARGS`` through typer's CliRunner (stdout and stderr kept apart)."""
+    """Run ``mqctl ARGS`` through typer's CliRunner (stdout and stderr kept apart), with the
+    parameter coercion the console script uses."""
+    from mqctl.fastparams import install
+
+    install()
     app_module._register()
     runner = CliRunner()
 

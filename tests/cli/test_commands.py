@@ -621,3 +621,22 @@ def test_watch_json_is_one_document_per_line(main, patch_op, monkeypatch):
     rc, out, _ = main("-o", "json", "topic", "status", "T", "-w", "1")
     docs = [json.loads(line) for line in out.splitlines()]
     assert rc == 0 and len(docs) == 2 and docs[0]["queues"][0]["max_offset"] == 1
+
+
+@pytest.mark.parametrize("args", [
+    ("--timeout", "abc", "cluster", "list"),
+    ("topic", "create", "T", "-c", "C", "-r", "x"),
+    ("message", "consume", "-t", "T", "-n", "1.5"),
+    ("cluster", "list", "--watch", "soon"),
+])
+def test_values_that_do_not_convert_are_usage_errors(main, patch_op, args):
+    rec = patch_op("topic", "topic_upsert", None)
+    rc, out, err = main(*args)
+    assert rc == 2 and out == "" and "is not a valid" in err
+    assert rec.calls == []
+
+
+def test_values_convert_to_the_declared_types(invoke, patch_op):
+    rec = patch_op("message", "message_consume", ConsumeResult("T", (), ()))
+    assert invoke("message", "consume", "-t", "T", "-n", "007", "-o", "-1").exit_code == 0
+    assert rec.kwargs["count"] == 7 and rec.kwargs["offset"] == -1
