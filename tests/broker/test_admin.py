@@ -34,6 +34,7 @@ from wire.bodies import (
     SubscriptionGroupConfig,
     SubscriptionGroupWrapper,
     TopicConfigSerializeWrapper,
+    TopicList,
     TopicStatsTable,
 )
 from wire.message import create_offset_msg_id
@@ -76,6 +77,9 @@ def test_topics(tmp_path: Path) -> None:
             assert (await c.request(RemotingCommand.request(306))).code == RC.SUCCESS
             assert "Orphan" not in b.store.topics()
             assert (await c.request(RemotingCommand.request(329))).code == RC.SUCCESS
+            system = TopicList.decode((await c.request(RemotingCommand.request(305))).body).topic_list
+            assert {"TBW102", "SCHEDULE_TOPIC_XXXX", "DefaultCluster", "broker-a"} <= set(system)
+            assert "StatT" not in system
             await c.aclose()
 
     run(main())

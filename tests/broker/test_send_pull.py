@@ -24,6 +24,7 @@ from wire.bodies import TopicConfigSerializeWrapper
 from wire.message import (
     BatchEntry,
     create_offset_msg_id,
+    decode_offset_msg_id,
     encode_batch,
     encode_properties,
     java_hashmap_order,
@@ -327,5 +328,30 @@ def test_long_polling(tmp_path: Path) -> None:
             await asyncio.sleep(0.1)
             assert len(b.holds) == 0 and orphan.done()
             await other.aclose()
+
+    run(main())
+
+
+def test_prepared_transaction_messages_go_to_the_half_topic(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_broker(tmp_path) as b:
+            c = await client(b)
+            prepared = 0x4  # MessageSysFlag.TRANSACTION_PREPARED_TYPE
+            r = await c.request(send_request("TxT", b"half", queue_id=3, sys_flag=prepared,
+                                             extra_props={"TRAN_MSG": "true", "PGROUP": "TxPG"}))
+            assert r.code == RC.SUCCESS and r.ext_fields["queueId"] == "3"
+            # the half topic has no topic config (Java's check service creates it): look it up by id
+            offset = decode_offset_msg_id(r.ext_fields["msgId"]).offset
+            (m,) = messages(await c.request(RemotingCommand.request(33, {"offset": offset})))
+            assert m.topic == "RMQ_SYS_TRANS_HALF_TOPIC" and m.queue_id == 0
+            assert m.sys_flag & 0xC == 0 and m.body == b"half"
+            assert (m.properties["REAL_TOPIC"], m.properties["REAL_QID"]) == ("TxT", "3")
+            assert m.properties["WAIT"] == "true"  # written from the map, where WAIT is back
+            await c.aclose()
+        async with running_broker(tmp_path, rejectTransactionMessage="true") as b:
+            c = await client(b)
+            r = await c.request(send_request("TxT", b"half", extra_props={"TRAN_MSG": "true"}))
+            assert (r.code, r.remark) == (RC.NO_PERMISSION, "the broker[127.0.0.1] sending transaction message is forbidden")
+            await c.aclose()
 
     run(main())
