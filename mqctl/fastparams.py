@@ -73,16 +73,17 @@ def install() -> bool:
 
     def get_runtime_param(self: Any) -> Any:
         if getattr(self, "_runtime_param", None) is None:
-            desc = getattr(self, "type_descriptor", None)
-            leaf = _leaf(getattr(desc, "annotation", None))
+            desc: Any = getattr(self, "type_descriptor", None)
+            annotation = getattr(desc, "annotation", None)
+            leaf = _leaf(annotation)
             info = getattr(desc, "parameter_info", None)
             plain = (leaf is not None and getattr(desc, "file_annotation", None) is None
                      and getattr(info, "min", None) is None and getattr(info, "max", None) is None
                      and not getattr(desc, "is_choice", True)
-                     and (leaf is not Path or all(getattr(info, k, v) == v for k, v in _PATH_DEFAULTS.items())))
+                     and (leaf is not Path
+                          or all(getattr(info, k, v) == v for k, v in _PATH_DEFAULTS.items())))
             if plain:
-                self._runtime_param = PlainRuntimeParam(parameter_info=info, annotation=desc.annotation,
-                                                        leaf=leaf)
+                self._runtime_param = PlainRuntimeParam(parameter_info=info, annotation=annotation, leaf=leaf)
         return original(self)
 
     param_cls.get_runtime_param = get_runtime_param
