@@ -127,7 +127,7 @@ def test_damage_is_reported_with_file_and_offset(tmp_path, case, main):
     off2, size2 = b.records[6]  # the second record of the second file
     expected: tuple[str, int, str]
     if case == "crc":
-        off, size = b.records[2]
+        off, _ = b.records[2]
         _damage(first, off + BODY_AT + 5, b"X")
         expected = (first.name, off, "crc-mismatch")
     elif case == "magic":
