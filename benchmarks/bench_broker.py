@@ -15,10 +15,15 @@ is decoded to check its code). Cases, for ASYNC_FLUSH and SYNC_FLUSH brokers:
 * **pull**: PULL_MESSAGE of 32 messages (SUBSCRIPTION flag, ``*``) from the messages the send
   case stored, offsets cycling over the queues; the rate is of messages (32 per answer).
 
+* **C++ peer**: the official C++ client (PyPI ``rocketmq``, when installed) sends ``--cpp`` messages
+  with ``send_sync``, one at a time, through a reference name server (the baseline server is
+  registered with it as a stand-in broker).
+
 In the same run, the same frames go to a minimal server (:func:`wire.aio.start_server` whose
-handler answers SUCCESS with no body), and the table shows the broker's rate as a ratio of it.
-No assertions: the figures are for reading. For scale, a Java 4.9.8 broker on a 2-core machine
-does about 26,700 sends/s at 16x64 and about 235,000 pulled messages/s.
+handler answers SUCCESS with no body, plus the three fields a send answer needs), and the table
+shows the broker's rate as a ratio of it. No assertions: the figures are for reading. For scale,
+a Java 4.9.8 broker on a 2-core machine does about 26,700 sends/s at 16x64 and about 235,000
+pulled messages/s.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from wire import FrameBuffer, RemotingCommand, decode_frame, encode_command  # noqa: E402
+from wire.aio import RemotingConnection  # noqa: E402
 
 TOPIC = "BenchTopic"
 QUEUES = 8
@@ -47,24 +53,41 @@ SAMPLE = 64
 # ----------------------------------------------------------------------------- servers
 
 
+_SEND_OK = {"msgId": "7F00000100002A9F0000000000000000", "queueId": "0", "queueOffset": "0"}
+
+
 async def _serve_baseline() -> None:
     from wire.aio import start_server
 
-    server = await start_server(lambda conn, req: req.response(0), "127.0.0.1", 0)
+    # SUCCESS to everything; sends also get the three fields a client needs to read SEND_OK
+    def answer(conn: object, req: RemotingCommand) -> RemotingCommand:
+        return req.response(0, None, _SEND_OK if req.code in (10, 310) else None)
+
+    server = await start_server(answer, "127.0.0.1", 0)
     print(server.port, flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
     await server.close()
 
 
-async def _serve_broker(flush: str, root: str) -> None:
+async def _serve_broker(flush: str, root: str, namesrv: str = "") -> None:
     from reference_broker.broker import Broker
     from reference_broker.config import BrokerConfig
 
     cfg = BrokerConfig(overrides={
-        "storePathRootDir": root, "brokerName": "bench-a", "namesrvAddr": "", "flushDiskType": flush,
+        "storePathRootDir": root, "brokerName": "bench-a", "namesrvAddr": namesrv, "flushDiskType": flush,
         "mappedFileSizeCommitLog": str(256 << 20), "autoCreateTopicEnable": "true"})
     async with Broker(cfg, host="127.0.0.1", port=0) as b:
         print(b.port, flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+
+async def _serve_namesrv(root: str) -> None:
+    from reference_broker.config import NamesrvConfig
+    from reference_broker.namesrv import NameServer
+
+    cfg = NamesrvConfig(overrides={"kvConfigPath": str(Path(root) / "kv.json")})
+    async with NameServer(cfg, port=0) as ns:
+        print(ns.port, flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
 
@@ -203,13 +226,17 @@ def main() -> None:
     ap.add_argument("--cases", default="1x1,4x32,16x64")
     ap.add_argument("--flush", default="ASYNC_FLUSH,SYNC_FLUSH")
     ap.add_argument("--dir", default=None, help="where the brokers' stores go (default: a temp dir)")
+    ap.add_argument("--cpp", type=int, default=500,
+                    help="sync sends of the C++ peer (PyPI rocketmq) per target; 0 to skip")
     ap.add_argument("--serve", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve is not None:
         if args.serve[0] == "baseline":
             asyncio.run(_serve_baseline())
+        elif args.serve[0] == "namesrv":
+            asyncio.run(_serve_namesrv(args.serve[1]))
         else:
-            asyncio.run(_serve_broker(args.serve[1], args.serve[2]))
+            asyncio.run(_serve_broker(*args.serve[1:]))
         return
     cases = [tuple(int(x) for x in c.split("x")) for c in args.cases.split(",")]
     sends = send_frames(args.body)
@@ -237,6 +264,8 @@ def main() -> None:
                     rows.append((flush, f"pull {c}x{w} (msgs)", rate, base_rates[key]))
             finally:
                 broker.stop()
+        if args.cpp and _have_cpp_peer():
+            rows.extend(_cpp_rows(args, base_dir, baseline.port))
     finally:
         baseline.stop()
         shutil.rmtree(base_dir, ignore_errors=True)
@@ -245,6 +274,94 @@ def main() -> None:
     print(f"{'flush':<12} {'case':<22} {'broker/s':>10} {'baseline/s':>11} {'ratio':>6}")
     for flush, case, rate, base in rows:
         print(f"{flush:<12} {case:<22} {rate:>10.0f} {base:>11.0f} {rate / base:>6.3f}")
+
+
+# ----------------------------------------------------------------------------- the C++ peer
+
+CPP_PRODUCER = """
+import sys, time
+from rocketmq.client import Message, Producer
+p = Producer("CppBenchGroup", timeout=10000)
+p.set_namesrv_addr(sys.argv[1])
+p.start()
+body = "x" * int(sys.argv[3])
+def send():
+    m = Message(sys.argv[2]); m.set_body(body); m.set_keys("k"); m.set_tags("TagA")
+    p.send_sync(m)
+for _ in range(20):
+    send()
+n = int(sys.argv[4]); t = time.perf_counter()
+for _ in range(n):
+    send()
+print(n / (time.perf_counter() - t), flush=True)
+p.shutdown()
+"""
+
+
+def _have_cpp_peer() -> bool:
+    try:
+        import rocketmq.client  # noqa: F401
+    except (ImportError, OSError):
+        return False
+    return True
+
+
+async def _register_stand_in(ns_port: int, broker_port: int) -> RemotingConnection:
+    """Register the baseline server with the name server as a broker (keep the connection open)."""
+    import zlib
+
+    from wire.aio import connect
+    from wire.bodies import DataVersion, RegisterBrokerBody, TopicConfig, TopicConfigSerializeWrapper
+
+    table = {t: TopicConfig(topic_name=t, read_queue_nums=QUEUES, write_queue_nums=QUEUES,
+                            perm=7 if t == "TBW102" else 6) for t in ("TBW102", "CppBench")}
+    body = RegisterBrokerBody(topic_config_serialize_wrapper=TopicConfigSerializeWrapper(
+        topic_config_table=table, data_version=DataVersion(counter=1, timestamp=1))).encode()
+    conn = await connect("127.0.0.1", ns_port)
+    await conn.request(RemotingCommand.request(103, {
+        "brokerName": "bench-a", "brokerAddr": f"127.0.0.1:{broker_port}",
+        "clusterName": "DefaultCluster", "haServerAddr": "127.0.0.1:1", "brokerId": 0, "compressed": False,
+        "bodyCrc32": zlib.crc32(body) & 0x7FFFFFFF}, body))
+    return conn
+
+
+def _cpp_rate(ns_port: int, args: argparse.Namespace, home: Path) -> float:
+    home.mkdir(parents=True, exist_ok=True)
+    script = home / "cpp_producer.py"
+    script.write_text(CPP_PRODUCER)
+    out = subprocess.run([sys.executable, str(script), f"127.0.0.1:{ns_port}", "CppBench", str(args.body),
+                          str(args.cpp)], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "HOME": str(home)})
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def _cpp_rows(args: argparse.Namespace, base_dir: Path,
+              baseline_port: int) -> list[tuple[str, str, float, float]]:
+    """The C++ peer's sync sends (one producer, one send at a time) through a name server."""
+    rows = []
+    ns = Server("namesrv", str(base_dir / "ns-base"))
+    try:
+        async def with_stand_in() -> float:
+            conn = await _register_stand_in(ns.port, baseline_port)
+            try:
+                return await asyncio.get_running_loop().run_in_executor(
+                    None, _cpp_rate, ns.port, args, base_dir / "home-base")
+            finally:
+                await conn.aclose()
+
+        base = asyncio.run(with_stand_in())
+    finally:
+        ns.stop()
+    for flush in args.flush.split(","):
+        ns = Server("namesrv", str(base_dir / f"ns-{flush}"))
+        broker = Server("broker", flush, str(base_dir / f"cpp-{flush}"), f"127.0.0.1:{ns.port}")
+        try:
+            rate = _cpp_rate(ns.port, args, base_dir / f"home-{flush}")
+            rows.append((flush, "C++ peer sync send", rate, base))
+        finally:
+            broker.stop()
+            ns.stop()
+    return rows
 
 
 if __name__ == "__main__":
