@@ -33,8 +33,11 @@ A broker's store (``store/.../DefaultMessageStore``) keeps, under its root direc
   ``IndexFile.putKey`` and ``selectPhyOffset`` are mirrored by :func:`index_put_key` and
   :func:`index_select_phy_offsets`.
 
-Each layout is declared once in construct; the 20-byte ConsumeQueue entry, read in bulk, also has
-a ``struct`` path that a differential test holds to the declaration.
+Each layout is declared once in construct, which stays the reference. The layouts the store
+touches on every put or read (the ConsumeQueue entry, the index header, hash slot and entry) are
+encoded and decoded through ``struct`` paths that differential tests hold to the declarations; the
+``*_construct`` functions are the construct side of those tests. The ``*_fields`` variants take or
+give plain ints, for writers that keep the fields in their own variables.
 """
 
 from __future__ import annotations
@@ -102,14 +105,25 @@ __all__ = [
     "decode_cq_entry",
     "decode_cq_entry_construct",
     "decode_hash_slot",
+    "decode_hash_slot_construct",
     "decode_index_entry",
+    "decode_index_entry_construct",
+    "decode_index_entry_fields",
     "decode_index_header",
+    "decode_index_header_construct",
     "encode_blank",
     "encode_checkpoint",
     "encode_cq_entry",
+    "encode_cq_entry_construct",
+    "encode_cq_entry_fields",
     "encode_hash_slot",
+    "encode_hash_slot_construct",
     "encode_index_entry",
+    "encode_index_entry_construct",
+    "encode_index_entry_fields",
     "encode_index_header",
+    "encode_index_header_construct",
+    "encode_index_header_fields",
     "file_name_to_offset",
     "hash_slot_position",
     "index_entry_position",
@@ -120,6 +134,7 @@ __all__ = [
     "index_put_key",
     "index_select_phy_offsets",
     "iter_cq_entries",
+    "iter_cq_entry_fields",
     "new_index_header",
     "offset_to_file_name",
     "scan_commitlog",
@@ -242,15 +257,45 @@ def encode_cq_entry(entry: ConsumeQueueEntry) -> bytes:
     return _CQ.pack(entry.commit_log_offset, entry.size, entry.tags_code)
 
 
-def iter_cq_entries(data: Buffer) -> Iterator[ConsumeQueueEntry]:
-    """Every entry of a ConsumeQueue file or slice; its length must be a multiple of 20."""
-    n = len(data)
+def encode_cq_entry_fields(commit_log_offset: int, size: int, tags_code: int) -> bytes:
+    """:func:`encode_cq_entry` from plain ints (the dispatcher writes one unit per message and
+    builds no :class:`ConsumeQueueEntry`); a value out of range is an EncodeError."""
+    try:
+        return _CQ.pack(commit_log_offset, size, tags_code)
+    except struct.error:
+        raise EncodeError(f"consume queue entry out of range: {(commit_log_offset, size, tags_code)!r}",
+                          field="consumeQueue") from None
+
+
+def encode_cq_entry_construct(entry: ConsumeQueueEntry) -> bytes:
+    """The same as :func:`encode_cq_entry`, through :data:`CONSUME_QUEUE_ENTRY`."""
+    try:
+        return bytes(CONSUME_QUEUE_ENTRY.build({"commit_log_offset": entry.commit_log_offset,
+                                                "size": entry.size, "tags_code": entry.tags_code}))
+    except ConstructError as exc:
+        raise EncodeError(f"consume queue entry: {exc}", field="consumeQueue") from None
+
+
+def _whole_units(n: int) -> None:
     if n % CQ_STORE_UNIT_SIZE:
         raise TrailingBytes(f"{n} bytes is not a whole number of {CQ_STORE_UNIT_SIZE}-byte entries",
                             offset=n - n % CQ_STORE_UNIT_SIZE, field="consumeQueue",
                             expected=CQ_STORE_UNIT_SIZE, found=n % CQ_STORE_UNIT_SIZE)
+
+
+def iter_cq_entries(data: Buffer) -> Iterator[ConsumeQueueEntry]:
+    """Every entry of a ConsumeQueue file or slice; its length must be a multiple of 20."""
+    _whole_units(len(data))
     for offset, size, tags in _CQ.iter_unpack(data):
         yield _cq_entry(offset, size, tags)
+
+
+def iter_cq_entry_fields(data: Buffer) -> Iterator[tuple[int, int, int]]:
+    """:func:`iter_cq_entries` as plain (commit-log offset, size, tags code) tuples, for reads
+    that look at each unit once (a pull walks up to 800 of them). Unlike the generator above,
+    a length that is not a whole number of entries is refused at the call."""
+    _whole_units(len(data))
+    return _CQ.iter_unpack(data)
 
 
 # ---------------------------------------------------------------------- BLANK record and the scan
@@ -523,10 +568,21 @@ class IndexEntry:
         _fits(_INDEX_ENTRY_FIELDS, self, "indexEntry")
 
 
-def _parse(fmt: Struct, data: Buffer, offset: int, size: int, what: str) -> Any:
+# The index layouts are fixed-size integers, so construct can only fail on their length; the
+# ``struct`` paths below check the length the same way first and then unpack in one call. The
+# construct functions (``*_construct``) stay the reference: a differential test holds each fast
+# path to its declaration, for valid values, out-of-range values and arbitrary bytes.
+_HASH_SLOT_FIELDS = struct.Struct(">i")
+
+
+def _need(data: Buffer, offset: int, size: int, what: str) -> None:
     if offset < 0 or len(data) - offset < size:
         raise Truncated(f"{what} needs {size} bytes at {offset}", offset=max(offset, 0), field=what,
                         expected=size, found=max(len(data) - offset, 0))
+
+
+def _parse(fmt: Struct, data: Buffer, offset: int, size: int, what: str) -> Any:
+    _need(data, offset, size, what)
     try:
         return fmt.parse(bytes(data[offset:offset + size]))
     except ConstructError as exc:  # pragma: no cover - fixed-size integers always parse
@@ -540,13 +596,41 @@ def _build(fmt: Struct, values: dict[str, int], what: str) -> bytes:
         raise EncodeError(f"{what}: {exc}", field=what) from None
 
 
+def _pack(layout: struct.Struct, what: str, *values: int) -> bytes:
+    try:
+        return layout.pack(*values)
+    except struct.error:
+        raise EncodeError(f"{what}: a field does not fit its width: {values!r}", field=what) from None
+
+
 def decode_index_header(data: Buffer, offset: int = 0) -> IndexHeader:
+    """The 40-byte header at ``offset`` (``IndexHeader.load``)."""
+    _need(data, offset, INDEX_HEADER_SIZE, "indexHeader")
+    return IndexHeader(*_INDEX_HEADER_FIELDS.unpack_from(data, offset))
+
+
+def decode_index_header_construct(data: Buffer, offset: int = 0) -> IndexHeader:
+    """The same as :func:`decode_index_header`, through :data:`INDEX_HEADER`."""
     c = _parse(INDEX_HEADER, data, offset, INDEX_HEADER_SIZE, "indexHeader")
     return IndexHeader(c.begin_timestamp, c.end_timestamp, c.begin_phy_offset,
                        c.end_phy_offset, c.hash_slot_count, c.index_count)
 
 
 def encode_index_header(h: IndexHeader) -> bytes:
+    return encode_index_header_fields(h.begin_timestamp, h.end_timestamp, h.begin_phy_offset,
+                                      h.end_phy_offset, h.hash_slot_count, h.index_count)
+
+
+def encode_index_header_fields(begin_timestamp: int, end_timestamp: int, begin_phy_offset: int,
+                               end_phy_offset: int, hash_slot_count: int, index_count: int) -> bytes:
+    """:func:`encode_index_header` from plain ints, for a writer that keeps the header in its
+    own variables (no :class:`IndexHeader` is built); a value out of range is an EncodeError."""
+    return _pack(_INDEX_HEADER_FIELDS, "indexHeader", begin_timestamp, end_timestamp,
+                 begin_phy_offset, end_phy_offset, hash_slot_count, index_count)
+
+
+def encode_index_header_construct(h: IndexHeader) -> bytes:
+    """The same as :func:`encode_index_header`, through :data:`INDEX_HEADER`."""
     return _build(INDEX_HEADER, {
         "begin_timestamp": h.begin_timestamp, "end_timestamp": h.end_timestamp,
         "begin_phy_offset": h.begin_phy_offset, "end_phy_offset": h.end_phy_offset,
@@ -554,21 +638,66 @@ def encode_index_header(h: IndexHeader) -> bytes:
 
 
 def decode_index_entry(data: Buffer, offset: int = 0) -> IndexEntry:
+    """The 20-byte entry at ``offset``."""
+    return IndexEntry(*decode_index_entry_fields(data, offset))
+
+
+def decode_index_entry_fields(data: Buffer, offset: int = 0) -> tuple[int, int, int, int]:
+    """:func:`decode_index_entry` as plain ints: (key hash, physical offset, time difference,
+    previous entry), for chain walks that look at many entries."""
+    if offset < 0 or len(data) - offset < INDEX_ENTRY_SIZE:
+        _need(data, offset, INDEX_ENTRY_SIZE, "indexEntry")
+    return _INDEX_ENTRY_FIELDS.unpack_from(data, offset)
+
+
+def decode_index_entry_construct(data: Buffer, offset: int = 0) -> IndexEntry:
+    """The same as :func:`decode_index_entry`, through :data:`INDEX_ENTRY`."""
     c = _parse(INDEX_ENTRY, data, offset, INDEX_ENTRY_SIZE, "indexEntry")
     return IndexEntry(c.key_hash, c.phy_offset, c.time_diff, c.prev_index)
 
 
 def encode_index_entry(e: IndexEntry) -> bytes:
+    return encode_index_entry_fields(e.key_hash, e.phy_offset, e.time_diff, e.prev_index)
+
+
+def encode_index_entry_fields(key_hash: int, phy_offset: int, time_diff: int, prev_index: int) -> bytes:
+    """:func:`encode_index_entry` from plain ints (no :class:`IndexEntry` is built); a value out
+    of range is an EncodeError."""
+    try:
+        return _INDEX_ENTRY_FIELDS.pack(key_hash, phy_offset, time_diff, prev_index)
+    except struct.error:
+        raise EncodeError(f"indexEntry: a field does not fit its width: "
+                          f"{(key_hash, phy_offset, time_diff, prev_index)!r}", field="indexEntry") from None
+
+
+def encode_index_entry_construct(e: IndexEntry) -> bytes:
+    """The same as :func:`encode_index_entry`, through :data:`INDEX_ENTRY`."""
     return _build(INDEX_ENTRY, {"key_hash": e.key_hash, "phy_offset": e.phy_offset,
                                 "time_diff": e.time_diff, "prev_index": e.prev_index}, "indexEntry")
 
 
 def decode_hash_slot(data: Buffer, offset: int = 0) -> int:
+    """The slot at ``offset``: the number of the newest entry of its chain (0: empty)."""
+    if offset < 0 or len(data) - offset < INDEX_HASH_SLOT_SIZE:
+        _need(data, offset, INDEX_HASH_SLOT_SIZE, "hashSlot")
+    return _HASH_SLOT_FIELDS.unpack_from(data, offset)[0]  # type: ignore[no-any-return]
+
+
+def decode_hash_slot_construct(data: Buffer, offset: int = 0) -> int:
+    """The same as :func:`decode_hash_slot`, through :data:`INDEX_HASH_SLOT`."""
     c = _parse(INDEX_HASH_SLOT, data, offset, INDEX_HASH_SLOT_SIZE, "hashSlot")
     return int(c.index)
 
 
 def encode_hash_slot(index: int) -> bytes:
+    try:
+        return _HASH_SLOT_FIELDS.pack(index)
+    except struct.error:
+        raise EncodeError(f"hashSlot: {index!r} does not fit an int32", field="hashSlot") from None
+
+
+def encode_hash_slot_construct(index: int) -> bytes:
+    """The same as :func:`encode_hash_slot`, through :data:`INDEX_HASH_SLOT`."""
     return _build(INDEX_HASH_SLOT, {"index": index}, "hashSlot")
 
 
@@ -633,16 +762,14 @@ def index_put_key(buf: bytearray | memoryview, key: str, phy_offset: int, store_
         # a negative difference clamps to 0 however the division rounds it
         time_diff = min(max((store_timestamp - h.begin_timestamp) // 1000, 0), 0x7FFFFFFF)
     pos = index_entry_position(count, hash_slot_num)
-    buf[pos:pos + INDEX_ENTRY_SIZE] = encode_index_entry(IndexEntry(key_hash, phy_offset, time_diff,
-                                                                    slot_value))
+    buf[pos:pos + INDEX_ENTRY_SIZE] = encode_index_entry_fields(key_hash, phy_offset, time_diff, slot_value)
     buf[slot_pos:slot_pos + INDEX_HASH_SLOT_SIZE] = encode_hash_slot(count)
     begin_phy, begin_ts = h.begin_phy_offset, h.begin_timestamp
     if count <= 1:
         begin_phy, begin_ts = phy_offset, store_timestamp
-    buf[0:INDEX_HEADER_SIZE] = encode_index_header(IndexHeader(
-        begin_timestamp=begin_ts, end_timestamp=store_timestamp, begin_phy_offset=begin_phy,
-        end_phy_offset=phy_offset, hash_slot_count=h.hash_slot_count + (1 if slot_value == 0 else 0),
-        index_count=count + 1))
+    buf[0:INDEX_HEADER_SIZE] = encode_index_header_fields(
+        begin_ts, store_timestamp, begin_phy, phy_offset,
+        h.hash_slot_count + (1 if slot_value == 0 else 0), count + 1)
     return True
 
 
@@ -659,13 +786,14 @@ def index_select_phy_offsets(buf: Buffer, key: str, begin: int, end: int,
         return out
     nxt = slot_value
     while len(out) < max_num:
-        e = decode_index_entry(buf, index_entry_position(nxt, hash_slot_num))
-        if e.time_diff < 0:
+        hash_read, phy, time_diff, prev = decode_index_entry_fields(
+            buf, index_entry_position(nxt, hash_slot_num))
+        if time_diff < 0:
             break
-        time_read = h.begin_timestamp + e.time_diff * 1000
-        if e.key_hash == key_hash and begin <= time_read <= end:
-            out.append(e.phy_offset)
-        if e.prev_index <= 0 or e.prev_index > count or e.prev_index == nxt or time_read < begin:
+        time_read = h.begin_timestamp + time_diff * 1000
+        if hash_read == key_hash and begin <= time_read <= end:
+            out.append(phy)
+        if prev <= 0 or prev > count or prev == nxt or time_read < begin:
             break
-        nxt = e.prev_index
+        nxt = prev
     return out

@@ -25,6 +25,7 @@ from wire.message import (
     decode_properties,
     decode_stored_message,
     encode_properties,
+    encode_record_fields,
     encode_stored_message,
     java_string_hash,
     stored_message_size,
@@ -38,9 +39,6 @@ from wire.store import (
     INDEX_HEADER_SIZE,
     OS_PAGE_SIZE,
     Blank,
-    ConsumeQueueEntry,
-    IndexEntry,
-    IndexHeader,
     Problem,
     ProblemKind,
     StoreCheckpoint,
@@ -48,16 +46,19 @@ from wire.store import (
     decode_cq_entry,
     decode_hash_slot,
     decode_index_entry,
+    decode_index_entry_fields,
     decode_index_header,
     encode_blank,
     encode_checkpoint,
-    encode_cq_entry,
+    encode_cq_entry_fields,
     encode_hash_slot,
     encode_index_entry,
+    encode_index_entry_fields,
     encode_index_header,
+    encode_index_header_fields,
     index_file_name,
     index_key_hash,
-    iter_cq_entries,
+    iter_cq_entry_fields,
     scan_commitlog,
     tags_code,
 )
@@ -94,10 +95,12 @@ __all__ = [
     "encode_index_header",
     "encode_index_slot",
     "encode_properties",
+    "encode_record_fields",
     "encode_stored_message",
     "index_file_name",
     "index_key_hash",
     "iter_cq_units",
+    "iter_cq_values",
     "java_string_hash",
     "scan",
     "stored_message_size",
@@ -117,24 +120,28 @@ _CQ_FIRST_CHUNK_UNITS = 48
 
 
 # ---------------------------------------------------------------------- ConsumeQueue units
-def encode_cq_unit(commit_offset: int, size: int, tags: int) -> bytes:
-    return encode_cq_entry(ConsumeQueueEntry(commit_offset, size, tags))
+encode_cq_unit = encode_cq_entry_fields
 
 
-def iter_cq_units(buf: Buffer, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
-    """(position, CommitLog offset, size, tagsCode) of the whole units in ``buf[start:end]``,
-    read in growing chunks so a caller that stops early reads little."""
+def iter_cq_values(buf: Buffer, start: int, end: int) -> Iterator[tuple[int, int, int]]:
+    """(CommitLog offset, size, tagsCode) of the whole units in ``buf[start:end]``, read in
+    growing chunks so a caller that stops early (a pull of 32) copies and decodes little."""
     end -= (end - start) % CQ_UNIT_SIZE
     pos = start
     chunk = _CQ_FIRST_CHUNK_UNITS
     while pos < end:
         stop = min(end, pos + chunk * CQ_UNIT_SIZE)
-        at = pos
-        for e in iter_cq_entries(buf[pos:stop]):
-            yield at, e.commit_log_offset, e.size, e.tags_code
-            at += CQ_UNIT_SIZE
+        yield from iter_cq_entry_fields(buf[pos:stop])
         pos = stop
         chunk = min(chunk * 4, _CQ_CHUNK_UNITS)
+
+
+def iter_cq_units(buf: Buffer, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
+    """(position, CommitLog offset, size, tagsCode) of the whole units in ``buf[start:end]``."""
+    at = start
+    for offset, size, tags in iter_cq_values(buf, start, end):
+        yield at, offset, size, tags
+        at += CQ_UNIT_SIZE
 
 
 def decode_cq_unit(buf: Buffer, pos: int) -> tuple[int, int, int]:
@@ -197,26 +204,11 @@ def encode_checkpoint_times(base: StoreCheckpoint, physic: int, logics: int, ind
 
 
 # ---------------------------------------------------------------------- index
-def decode_index_slot(buf: Buffer, pos: int) -> int:
-    return decode_hash_slot(buf[pos:pos + HASH_SLOT_SIZE])
-
-
-def encode_index_slot(index: int) -> bytes:
-    return encode_hash_slot(index)
-
-
-def encode_index_header_values(begin_ts: int, end_ts: int, begin_phy: int, end_phy: int,
-                               slot_count: int, index_count: int) -> bytes:
-    return encode_index_header(IndexHeader(begin_ts, end_ts, begin_phy, end_phy, slot_count, index_count))
-
-
-def decode_index_entry_values(buf: Buffer, pos: int) -> tuple[int, int, int, int]:
-    e = decode_index_entry(buf[pos:pos + INDEX_ENTRY_SIZE])
-    return e.key_hash, e.phy_offset, e.time_diff, e.prev_index
-
-
-def encode_index_entry_values(key_hash: int, phy: int, time_diff: int, prev: int) -> bytes:
-    return encode_index_entry(IndexEntry(key_hash, phy, time_diff, prev))
+decode_index_slot = decode_hash_slot
+encode_index_slot = encode_hash_slot
+encode_index_header_values = encode_index_header_fields
+decode_index_entry_values = decode_index_entry_fields
+encode_index_entry_values = encode_index_entry_fields
 
 
 def is_rolled_back(sys_flag: int) -> bool:

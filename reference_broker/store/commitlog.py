@@ -45,6 +45,8 @@ class CommitLog:
         self.files = MappedFileQueue(directory, file_size)
         #: how many bytes a walk copies out of the mapping at a time
         self.window = window
+        #: the file the last read found: a pull reads many records of one file in a row
+        self._read_file: MappedFile | None = None
 
     def load(self) -> None:
         self.files.load()
@@ -94,13 +96,17 @@ class CommitLog:
     def read(self, offset: int, size: int) -> bytes | None:
         """``size`` bytes at ``offset`` within one file, or None when they are not all there
         (``getMessage``/``selectMappedBuffer``)."""
-        f = self.files.find(offset)
-        if f is None:
-            return None
+        f = self._read_file
+        # a file leaves the queue only destroyed (closed), so an open cached file is current
+        if f is None or f.closed or not f.file_from_offset <= offset < f.file_from_offset + self.file_size:
+            f = self.files.find(offset)
+            if f is None:
+                return None
+            self._read_file = f
         pos = offset - f.file_from_offset
         if size < 0 or pos + size > f.wrote_position:
             return None
-        return f.read(pos, size)
+        return f.mm[pos:pos + size]
 
     def read_data(self, offset: int, max_bytes: int) -> bytes:
         """The bytes from ``offset`` to the end of the data in its file, at most ``max_bytes``

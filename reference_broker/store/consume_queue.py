@@ -127,9 +127,11 @@ class ConsumeQueue:
                 return
 
     # ------------------------------------------------------------------ write
-    def put(self, commit_offset: int, size: int, tags_code: int, queue_offset: int) -> bool:
+    def put(self, commit_offset: int, size: int, tags_code: int, queue_offset: int,
+            now_ms: int | None = None) -> bool:
         """Append the unit of one dispatched record (``putMessagePositionInfo``); returns False
-        only when it could not be written."""
+        only when it could not be written. ``now_ms`` is the time of the append (default: read
+        the clock); the dispatcher passes the time it already has."""
         if commit_offset + size <= self.max_physic_offset:
             return True
         expect = queue_offset * CQ_UNIT_SIZE
@@ -149,10 +151,11 @@ class ConsumeQueue:
                           self.topic, self.queue_id, expect, current, gap)
                 if gap <= _MAX_GAP_UNITS:
                     f = self._fill_gap(expect)
+            if f.is_full:
+                f = self.files.last_or_create(expect)
         self.max_physic_offset = commit_offset + size
-        f = self.files.last_or_create(expect)
         f.append(_codec.encode_cq_unit(commit_offset, size, tags_code))
-        f.last_append_ms = int(time.time() * 1000)
+        f.last_append_ms = int(time.time() * 1000) if now_ms is None else now_ms
         self.dirty.add(f)
         return True
 
@@ -177,19 +180,19 @@ class ConsumeQueue:
     # ------------------------------------------------------------------ read
     def units_from(self, index: int, limit: int | None = None) -> Iterator[tuple[int, int, int]]:
         """(CommitLog offset, size, tagsCode) from queue offset ``index`` to the end of the file
-        holding it (``getIndexBuffer``); at most ``limit`` units."""
+        holding it (``getIndexBuffer``); at most ``limit`` units. Read lazily: consume it before
+        the queue changes files."""
         pos = index * CQ_UNIT_SIZE
         if pos < self.min_logic_offset:
-            return
+            return iter(())
         f = self.files.find(pos)
         if f is None:
-            return
+            return iter(())
         start = pos - f.file_from_offset
         end = f.wrote_position
         if limit is not None:
             end = min(end, start + limit * CQ_UNIT_SIZE)
-        for _, offset, size, tags in _codec.iter_cq_units(f.mm, start, end):
-            yield offset, size, tags
+        return _codec.iter_cq_values(f.mm, start, end)
 
     def has_unit(self, index: int) -> bool:
         pos = index * CQ_UNIT_SIZE

@@ -84,6 +84,7 @@ class IndexFile:
         # other files cache the slots they read.
         self._table: array[int] | None = array("i", bytes(4 * slot_num)) if create else None
         self._slots: dict[int, int] = {}
+        self._entries_at = _H + slot_num * _SLOT
 
     def release_table(self) -> None:
         """Forget the in-memory slot table (the file is full and another one takes the writes)."""
@@ -131,7 +132,7 @@ class IndexFile:
         return _H + (key_hash % self.slot_num) * _SLOT
 
     def _entry_pos(self, n: int) -> int:
-        return _H + self.slot_num * _SLOT + n * _ENTRY
+        return self._entries_at + n * _ENTRY
 
     def put_key(self, key: str, phy_offset: int, store_timestamp: int, *, write_header: bool = True) -> bool:
         """``IndexFile.putKey``; False when the file is full.
@@ -141,29 +142,37 @@ class IndexFile:
         entries past the count on disk, which :meth:`adopt_tail` takes back in at start-up.
         """
         h = self.h
-        if h.index_count >= self.index_num:
+        n = h.index_count
+        if n >= self.index_num:
             return False
         key_hash = _codec.index_key_hash(key)
-        slot_pos = self._slot_pos(key_hash)
-        slot_value = self._get_slot(slot_pos)
-        if slot_value <= 0 or slot_value > h.index_count:
+        slot = key_hash % self.slot_num
+        slot_pos = _H + slot * _SLOT
+        table = self._table
+        slot_value = table[slot] if table is not None else self._get_slot(slot_pos)
+        if slot_value <= 0 or slot_value > n:
             slot_value = 0
         if h.begin_timestamp <= 0:
             time_diff = 0
         else:
             d = store_timestamp - h.begin_timestamp
             # Java's long division truncates toward zero; negatives are clamped to 0 anyway
-            time_diff = min(max(d // 1000 if d >= 0 else 0, 0), _INT_MAX)
-        n = h.index_count
-        entry = _codec.encode_index_entry_values(key_hash, phy_offset, time_diff, slot_value)
-        self.mf.write(self._entry_pos(n), entry)
-        self._set_slot(slot_pos, n)
+            time_diff = min(d // 1000, _INT_MAX) if d >= 0 else 0
+        # both positions lie inside the mapping: n < index_num and slot < slot_num
+        mm = self.mf.mm
+        pos = self._entries_at + n * _ENTRY
+        mm[pos:pos + _ENTRY] = _codec.encode_index_entry_values(key_hash, phy_offset, time_diff, slot_value)
+        mm[slot_pos:slot_pos + _SLOT] = _codec.encode_index_slot(n)
+        if table is not None:
+            table[slot] = n
+        else:
+            self._slots[slot_pos] = n
         if n <= 1:
             h.begin_phy_offset = phy_offset
             h.begin_timestamp = store_timestamp
         if slot_value == 0:
             h.hash_slot_count += 1
-        h.index_count += 1
+        h.index_count = n + 1
         h.end_phy_offset = phy_offset
         h.end_timestamp = store_timestamp
         if write_header:

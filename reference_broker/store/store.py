@@ -55,14 +55,14 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
 
 from . import _codec
-from ._codec import HostPort, MessageConst, StoredMessage
+from ._codec import HostPort, MessageConst
 from .checkpoint import StoreCheckpoint
 from .commitlog import CommitLog
 from .config import StoreConfig
@@ -99,6 +99,9 @@ _ROLLED_BACK_OR_PREPARED = (_codec.MessageSysFlag.TRANSACTION_PREPARED_TYPE,
 _TRAN_MASK = int(_codec.MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
 _BORN_V6 = int(_codec.MessageSysFlag.BORNHOST_V6_FLAG)
 _STORE_V6 = int(_codec.MessageSysFlag.STOREHOSTADDRESS_V6_FLAG)
+_HOST_BITS = _BORN_V6 | _STORE_V6
+_KEYS = MessageConst.PROPERTY_KEYS
+_UNIQ_KEY = MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 #: ``diskSpaceCleanForciblyRatio``: above this, expired or not, old files go
 _CLEAN_FORCIBLY_RATIO = 0.85
 #: ``MappedFileQueue.DELETE_FILES_BATCH_MAX``
@@ -134,26 +137,12 @@ def _disk_used_ratio(path: os.PathLike[str] | str) -> float:
 
 
 @dataclass(slots=True)
-class _Dispatch:
-    """``DispatchRequest``: what the consume queue and the index need of one record."""
-
-    topic: str
-    queue_id: int
-    commit_offset: int
-    size: int
-    tags_code: int
-    store_timestamp: int
-    queue_offset: int
-    keys: str | None
-    uniq_key: str | None
-    sys_flag: int
-
-
-@dataclass(slots=True)
 class _Prepared:
+    """A checked message: its topic and properties as the UTF-8 bytes the record will hold."""
+
     msg: MessageToStore
-    topic_bytes: int
-    text: str
+    topic: bytes
+    text: bytes
     props: dict[str, str]
     sys_flag: int
     size: int
@@ -200,7 +189,15 @@ class MessageStore:
         self._writeable = True
         self._flushed = 0
         self._generation = 0
-        self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
+        #: SYNC_FLUSH puts waiting for a flush: (end offset, deadline, future), in append order,
+        #: so both the offsets and the deadlines grow from head to tail
+        self._waiters: deque[tuple[int, float, asyncio.Future[PutStatus]]] = deque()
+        self._watchdog: asyncio.TimerHandle | None = None
+        #: an offset msgId is the store host's part and then the offset as 16 hex digits
+        self._msg_id_prefix = _codec.create_offset_msg_id(*self._store_host, 0)[:-16]
+        #: record size without body, topic and properties, by the sysFlag host bits
+        self._record_base = {bits: _codec.stored_message_size(0, 0, 0, sys_flag=bits)
+                             for bits in (0, _BORN_V6, _STORE_V6, _BORN_V6 | _STORE_V6)}
         self._flush_wakeup: asyncio.Event | None = None
         self._flush_lock: asyncio.Lock | None = None
         self._logics_lock: asyncio.Lock | None = None
@@ -252,9 +249,12 @@ class MessageStore:
             await self._flush_commitlog()
             await self._flush_logics()
         finally:
-            for _, fut in self._waiters:
+            if self._watchdog is not None:
+                self._watchdog.cancel()
+                self._watchdog = None
+            for _, _, fut in self._waiters:
                 if not fut.done():
-                    fut.set_result(None)
+                    fut.set_result(PutStatus.PUT_OK)
             self._waiters.clear()
             clean = self._reput_offset >= self.commitlog.max_offset and self._writeable
             self._close_files()
@@ -482,7 +482,7 @@ class MessageStore:
                                              self.config.mapped_file_size_consume_queue)
         return cq
 
-    def _tags_code(self, topic: str, props: dict[str, str], store_ts: int) -> int:
+    def _tags_code(self, topic: str, props: Mapping[str, str], store_ts: int) -> int:
         code = _codec.tags_code(props.get(MessageConst.PROPERTY_TAGS))
         if topic == SCHEDULE_TOPIC:
             level_text = props.get(MessageConst.PROPERTY_DELAY_TIME_LEVEL)
@@ -498,29 +498,35 @@ class MessageStore:
                     code = store_ts + levels[level - 1]
         return code
 
-    def _dispatch(self, d: _Dispatch) -> None:
-        if (d.sys_flag & _TRAN_MASK) not in _ROLLED_BACK_OR_PREPARED:
-            cq = self._find_or_create_cq(d.topic, d.queue_id)
-            cq.put(d.commit_offset, d.size, d.tags_code, d.queue_offset)
-            self._last_dispatch_ts = d.store_timestamp
-            key = (d.topic, d.queue_id)
-            if self._next_queue_offset.get(key, 0) <= d.queue_offset:
-                self._next_queue_offset[key] = d.queue_offset + 1
+    def _dispatch(self, topic: str, queue_id: int, commit_offset: int, size: int, tags_code: int,
+                  store_timestamp: int, queue_offset: int, props: Mapping[str, str], sys_flag: int) -> None:
+        """``DispatchRequest`` through the dispatchers: consume queue, index, listeners."""
+        tran = sys_flag & _TRAN_MASK
+        if tran not in _ROLLED_BACK_OR_PREPARED:
+            qs = self._queues.get(topic)
+            cq = qs.get(queue_id) if qs is not None else None
+            if cq is None:
+                cq = self._find_or_create_cq(topic, queue_id)
+            cq.put(commit_offset, size, tags_code, queue_offset, store_timestamp)
+            self._last_dispatch_ts = store_timestamp
+            key = (topic, queue_id)
+            if self._next_queue_offset.get(key, 0) <= queue_offset:
+                self._next_queue_offset[key] = queue_offset + 1
             for fn in self._listeners:
                 try:
-                    fn(d.topic, d.queue_id, d.queue_offset, d.store_timestamp)
+                    fn(topic, queue_id, queue_offset, store_timestamp)
                 except Exception:  # a listener's bug must not stop the store
                     log.exception("dispatch listener %r failed", fn)
             for afn in self._arrival_listeners:
                 try:
-                    afn(d.topic, d.queue_id, d.queue_offset, d.store_timestamp, d.tags_code)
+                    afn(topic, queue_id, queue_offset, store_timestamp, tags_code)
                 except Exception:
                     log.exception("arrival listener %r failed", afn)
         if self.config.message_index_enable:
-            self.index.build_index(d.topic, d.commit_offset, d.store_timestamp, d.keys, d.uniq_key,
-                                   (d.sys_flag & _TRAN_MASK) == _TRAN_MASK)
-        if d.store_timestamp > self._last_store_ts:
-            self._last_store_ts = d.store_timestamp
+            self.index.build_index(topic, commit_offset, store_timestamp, props.get(_KEYS),
+                                   props.get(_UNIQ_KEY), tran == _TRAN_MASK)
+        if store_timestamp > self._last_store_ts:
+            self._last_store_ts = store_timestamp
 
     def _reput(self) -> None:
         """Dispatch every whole record after the cursor (``ReputMessageService.doReput``)."""
@@ -538,11 +544,9 @@ class MessageStore:
                     if m.physical_offset != item.offset and self._dispatch_stall_logged != item.offset:
                         log.warning("record at %d says it is at %d", item.offset, m.physical_offset)
                     props = m.properties
-                    self._dispatch(_Dispatch(
-                        m.topic, m.queue_id, item.offset, item.size,
-                        self._tags_code(m.topic, dict(props), m.store_timestamp), m.store_timestamp,
-                        m.queue_offset, props.get(MessageConst.PROPERTY_KEYS),
-                        props.get(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX), m.sys_flag))
+                    self._dispatch(m.topic, m.queue_id, item.offset, item.size,
+                                   self._tags_code(m.topic, props, m.store_timestamp), m.store_timestamp,
+                                   m.queue_offset, props, m.sys_flag)
                     self._reput_offset = item.offset + item.size
                 elif item.kind == "blank":
                     self._reput_offset = cl.roll_next_file(item.offset)
@@ -568,11 +572,12 @@ class MessageStore:
 
     def _prepare(self, msg: MessageToStore) -> _Prepared | PutStatus:
         try:
-            topic_len = len(msg.topic.encode("utf-8"))
-            if topic_len > 0x7F:
+            topic = msg.topic.encode("utf-8")
+            if len(topic) > 0x7F:
                 # mirrors checkMessage: v1 records hold the topic length in a signed byte
                 return PutStatus.MESSAGE_ILLEGAL
-            if len(msg.body) > self.config.max_message_size:
+            body_len = len(msg.body)
+            if body_len > self.config.max_message_size:
                 return PutStatus.MESSAGE_ILLEGAL
             if isinstance(msg.properties, str):
                 text = msg.properties
@@ -580,19 +585,19 @@ class MessageStore:
             else:
                 props = dict(msg.properties)
                 text = _codec.encode_properties(props)
-            plen = len(text.encode("utf-8"))
-            if plen > _codec.MAX_PROPERTIES_LENGTH:
+            raw = text.encode("utf-8")
+            if len(raw) > _codec.MAX_PROPERTIES_LENGTH:
                 return PutStatus.PROPERTIES_SIZE_EXCEEDED
             sys_flag = msg.sys_flag
             if ":" in msg.born_host[0]:
                 sys_flag |= _BORN_V6
             if self._store_v6:
                 sys_flag |= _STORE_V6
-            size = _codec.stored_message_size(len(msg.body), topic_len, plen, sys_flag=sys_flag)
+            size = self._record_base[sys_flag & _HOST_BITS] + body_len + len(topic) + len(raw)
         except (ValueError, TypeError, IndexError) as exc:  # not UTF-8-encodable, bad host, ...
             log.warning("message refused: %s", exc)
             return PutStatus.MESSAGE_ILLEGAL
-        return _Prepared(msg, topic_len, text, props, sys_flag, size)
+        return _Prepared(msg, topic, raw, props, sys_flag, size)
 
     def _append(self, msgs: list[MessageToStore], batch: bool) -> tuple[PutResult, bool]:
         """Write and dispatch the records of one put; returns the result and whether the put
@@ -618,73 +623,75 @@ class MessageStore:
             if any(_delay_level(p.props) > 0 for p in prepared):
                 return PutResult(PutStatus.MESSAGE_ILLEGAL), False
             # the batch body's size: each entry is its body and properties plus a fixed head
-            body_total = sum(_codec.BATCH_ENTRY_OVERHEAD + len(p.msg.body) + len(p.text.encode("utf-8"))
-                             for p in prepared)
+            body_total = sum(_codec.BATCH_ENTRY_OVERHEAD + len(p.msg.body) + len(p.text) for p in prepared)
             if body_total > self.config.max_message_size:
                 return PutResult(PutStatus.MESSAGE_ILLEGAL), False
         total = sum(p.size for p in prepared)
         if total + _codec.END_FILE_MIN_BLANK_LENGTH > self.config.mapped_file_size_commitlog:
             return PutResult(PutStatus.MESSAGE_ILLEGAL), False
-        if self._reput_offset < self.commitlog.max_offset:
+        cl = self.commitlog
+        if self._reput_offset < cl.max_offset:
             # a store that was a slave a moment ago: dispatch what it replicated first
             self._reput()
-            if self._reput_offset < self.commitlog.max_offset:
+            if self._reput_offset < cl.max_offset:
                 return PutResult(PutStatus.SERVICE_NOT_AVAILABLE), False
-        before = self.commitlog.max_offset
+        before = cl.max_offset
         try:
-            f = self.commitlog.reserve(total)
+            f = cl.reserve(total)
         except (OSError, StoreError) as exc:
             log.error("cannot create a CommitLog file: %s", exc)
             return PutResult(PutStatus.CREATE_MAPPED_FILE_FAILED), False
         if f.file_from_offset > before and self._reput_offset == before:
             self._reput_offset = f.file_from_offset  # past the BLANK that closed the last file
-        ts = max(_now_ms(), self._last_store_ts)
+        ts = _now_ms()
+        if ts < self._last_store_ts:
+            ts = self._last_store_ts
         key = (first.topic, first.queue_id)
         next_qo = self._next_queue_offset.get(key, 0)
         base = f.end_offset
         phys = base
-        chunks: list[bytes] = []
-        ids: list[str] = []
-        dispatches: list[_Dispatch] = []
-        first_qo = -1
+        store_host = self._store_host
+        records: list[bytes] = []
+        placed: list[tuple[int, int, _Prepared]] = []
         try:
             for p in prepared:
                 m = p.msg
-                tran = p.sys_flag & _TRAN_MASK
                 # mirrors doAppend: prepared and rolled-back messages take queue offset 0
-                qo = 0 if tran in _ROLLED_BACK_OR_PREPARED else next_qo
-                record = _codec.encode_stored_message(StoredMessage(
-                    topic=m.topic, body=m.body, properties_text=p.text, queue_id=m.queue_id, flag=m.flag,
-                    queue_offset=qo, physical_offset=phys, sys_flag=p.sys_flag,
-                    born_timestamp=m.born_timestamp, born_host=HostPort(m.born_host[0], m.born_host[1]),
-                    store_timestamp=ts, store_host=self._store_host, reconsume_times=m.reconsume_times,
-                    prepared_transaction_offset=m.prepared_transaction_offset))
+                held = (p.sys_flag & _TRAN_MASK) in _ROLLED_BACK_OR_PREPARED
+                qo = 0 if held else next_qo
+                # the store checked and measured every field above: the record is packed as is
+                record = _codec.encode_record_fields(
+                    p.topic, m.body, p.text, m.queue_id, m.flag, qo, phys, p.sys_flag, m.born_timestamp,
+                    m.born_host, ts, store_host, m.reconsume_times, m.prepared_transaction_offset)
                 if len(record) != p.size:
                     raise StoreError(f"record of {len(record)} bytes, expected {p.size}")
-                chunks.append(record)
-                ids.append(_codec.create_offset_msg_id(self._store_host.host, self._store_host.port, phys))
-                dispatches.append(_Dispatch(
-                    m.topic, m.queue_id, phys, p.size, self._tags_code(m.topic, p.props, ts), ts, qo,
-                    p.props.get(MessageConst.PROPERTY_KEYS),
-                    p.props.get(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX), p.sys_flag))
-                if first_qo < 0:
-                    first_qo = qo
-                if tran not in _ROLLED_BACK_OR_PREPARED:
+                records.append(record)
+                placed.append((phys, qo, p))
+                if not held:
                     next_qo += 1
                 phys += p.size
         except (ValueError, StoreError) as exc:  # EncodeError is a ValueError
             log.warning("message refused: %s", exc)
             return PutResult(PutStatus.MESSAGE_ILLEGAL), False
-        f.append(b"".join(chunks))
+        f.append(records[0] if len(records) == 1 else b"".join(records))
         f.store_timestamp = ts
         self._last_store_ts = ts
         self._next_queue_offset[key] = next_qo
-        for d in dispatches:
-            self._dispatch(d)
+        for phys, qo, p in placed:
+            m = p.msg
+            self._dispatch(m.topic, m.queue_id, phys, p.size, self._tags_code(m.topic, p.props, ts), ts, qo,
+                           p.props, p.sys_flag)
         self._reput_offset = f.end_offset
-        self._notify_append()
-        wait = any(_wait_store_msg_ok(p.props) for p in prepared)
-        return PutResult(PutStatus.PUT_OK, msg_id=",".join(ids), queue_offset=first_qo, wrote_offset=base,
+        if self._append_listeners:
+            self._notify_append()
+        prefix = self._msg_id_prefix
+        if len(placed) == 1:
+            msg_id = f"{prefix}{base:016X}"
+            wait = _wait_store_msg_ok(prepared[0].props)
+        else:
+            msg_id = ",".join(f"{prefix}{at:016X}" for at, _, _ in placed)
+            wait = any(_wait_store_msg_ok(p.props) for p in prepared)
+        return PutResult(PutStatus.PUT_OK, msg_id=msg_id, queue_offset=placed[0][1], wrote_offset=base,
                          wrote_bytes=total, store_timestamp=ts, msg_num=len(prepared)), wait
 
     async def put_message(self, msg: MessageToStore) -> PutResult:
@@ -703,17 +710,21 @@ class MessageStore:
         if result.status is not PutStatus.PUT_OK:
             self.stats.record_put_failed()
             return result
-        end = result.wrote_offset + result.wrote_bytes
-        waits: list[Awaitable[PutStatus]] = []
-        if self.config.sync_flush:
-            if wait:
-                waits.append(self._wait_flushed(end))
+        if wait or self.config.sync_flush:
+            end = result.wrote_offset + result.wrote_bytes
+            flushed: PutStatus | asyncio.Future[PutStatus] = PutStatus.PUT_OK
+            if self.config.sync_flush:
+                if wait:
+                    flushed = self._flush_waiter(end)
+                else:
+                    self._wake_flusher()
+            if self.replica_waiter is not None and self.config.broker_role == "SYNC_MASTER" and wait:
+                # the flush and the slaves are waited for together; a non-OK answer wins, the
+                # slaves' last (CommitLog.asyncPutMessage combines them the same way)
+                statuses = list(await asyncio.gather(_status_of(flushed), self.replica_waiter(end)))
             else:
-                self._wake_flusher()
-        if self.replica_waiter is not None and self.config.broker_role == "SYNC_MASTER" and wait:
-            waits.append(self.replica_waiter(end))
-        if waits:
-            for status in await asyncio.gather(*waits):
+                statuses = [flushed if isinstance(flushed, PutStatus) else await flushed]
+            for status in statuses:
                 if status is not PutStatus.PUT_OK:
                     result.status = status
         self.stats.record_put(result.msg_num, result.wrote_bytes, int((time.monotonic() - begin) * 1000))
@@ -729,25 +740,50 @@ class MessageStore:
         if self._flush_wakeup is not None:
             self._flush_wakeup.set()
 
-    async def _wait_flushed(self, end: int) -> PutStatus:
+    def _flush_waiter(self, end: int) -> PutStatus | asyncio.Future[PutStatus]:
+        """``GroupCommitRequest``: PUT_OK when ``end`` is flushed already, else a future that the
+        flusher answers PUT_OK once a flush covers ``end``, or the watchdog FLUSH_DISK_TIMEOUT
+        after ``syncFlushTimeout``. One timer serves all waiters: they share the timeout and
+        queue in append order, so the head always has the earliest deadline."""
         if self._flushed >= end:
             return PutStatus.PUT_OK
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append((end, fut))
         self._wake_flusher()
-        try:
-            await asyncio.wait_for(fut, self.config.sync_flush_timeout_ms / 1000)
-        except TimeoutError:
+        timeout = self.config.sync_flush_timeout_ms / 1000
+        if timeout <= 0:
             # mirrors FlushDiskWatcher: the message is stored, the flush was too slow
             return PutStatus.FLUSH_DISK_TIMEOUT
-        return PutStatus.PUT_OK
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[PutStatus] = loop.create_future()
+        deadline = loop.time() + timeout
+        self._waiters.append((end, deadline, fut))
+        if self._watchdog is None:
+            self._watchdog = loop.call_at(deadline, self._expire_waiters)
+        return fut
+
+    def _expire_waiters(self) -> None:
+        """``FlushDiskWatcher``: answer FLUSH_DISK_TIMEOUT to the waiters whose deadline passed
+        (their messages stay stored), then sleep until the next deadline."""
+        self._watchdog = None
+        w = self._waiters
+        if not w:
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        while w and w[0][1] <= now:
+            fut = w.popleft()[2]
+            if not fut.done():
+                fut.set_result(PutStatus.FLUSH_DISK_TIMEOUT)
+        if w:
+            self._watchdog = loop.call_at(w[0][1], self._expire_waiters)
 
     def _resolve_waiters(self) -> None:
+        """Answer every waiter the flushed offset covers, in one pass from the head."""
         w = self._waiters
-        while w and w[0][0] <= self._flushed:
-            _, fut = w.popleft()
+        flushed = self._flushed
+        while w and w[0][0] <= flushed:
+            fut = w.popleft()[2]
             if not fut.done():
-                fut.set_result(None)
+                fut.set_result(PutStatus.PUT_OK)
 
     async def flush(self) -> int:
         """Flush the CommitLog now; returns the flushed offset."""
@@ -778,9 +814,13 @@ class MessageStore:
         interval = 0.01 if self.config.sync_flush else self.config.flush_interval_ms / 1000
         while True:
             if self.config.sync_flush:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._flush_wakeup.wait(), interval)
-                self._flush_wakeup.clear()
+                # group commit: what was appended during the last sync is synced at once (the
+                # puts kept appending while the sync ran on the flush thread); only with nothing
+                # to sync does the flusher sleep until a put wakes it
+                if self.commitlog.max_offset <= self._flushed:
+                    self._flush_wakeup.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._flush_wakeup.wait(), interval)
             else:
                 await asyncio.sleep(interval)
             try:
@@ -917,13 +957,14 @@ class MessageStore:
                     max_phy_pulling = 0
                     total = 0
                     i = 0
+                    memory = self._memory
                     for py, size, tags in itertools.chain((head,), units):
                         max_phy_pulling = py
                         if next_file_start is not None and py < next_file_start:
                             i += 1
                             continue
-                        in_disk = (max_py - py) > self._memory
-                        if self._is_batch_full(size, max_nums, total, len(messages), in_disk, max_bytes):
+                        if total and self._is_batch_full(size, max_nums, total, len(messages),
+                                                         max_py - py > memory, max_bytes):
                             break
                         if tags_codes is not None and not _tags_match(tags, tags_codes):
                             if total == 0:
@@ -1212,6 +1253,10 @@ class MessageStore:
         self.index.truncate(offset, self._store_time_at)
         self._reput_offset = min(self._reput_offset, offset)
         self._next_queue_offset = {(cq.topic, cq.queue_id): cq.max_offset for cq in self._all_queues()}
+
+
+async def _status_of(status: PutStatus | asyncio.Future[PutStatus]) -> PutStatus:
+    return status if isinstance(status, PutStatus) else await status
 
 
 def _delay_level(props: dict[str, str]) -> int:

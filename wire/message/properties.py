@@ -166,12 +166,12 @@ def decode_properties(data: str | bytes | bytearray | memoryview) -> dict[str, s
     if not text:
         return out
     # string2messageProperties keeps a piece when its first U+0001 has a character on both sides
-    # (its ">= 3 characters" test follows from that). Splitting on U+0002 visits the same pieces
-    # as its indexOf loop.
+    # (its ">= 3 characters" test follows from that): a non-empty name and value around the
+    # first separator. Splitting on U+0002 visits the same pieces as its indexOf loop.
     for piece in text.split(PROPERTY_SEPARATOR):
-        k = piece.find(NAME_VALUE_SEPARATOR)
-        if 0 < k < len(piece) - 1:
-            out[piece[:k]] = piece[k + 1:]
+        name, _, value = piece.partition(NAME_VALUE_SEPARATOR)
+        if name and value:
+            out[name] = value
     return out
 
 
@@ -197,12 +197,27 @@ def encode_properties(properties: Mapping[str, str | None], *, trailing_separato
     return text
 
 
+# The polynomial Σ c[i]·31^(n-1-i) is the value of the digits c[i] read in base 31. An ASCII
+# code c is 31·(c // 31) + c % 31 with both parts valid base-31 digits (c // 31 <= 4), so the
+# hash is 31·int(high digits, 31) + int(low digits, 31), which int() evaluates in C: about five
+# times faster than a Python loop for the 40-character index keys the store hashes twice a put.
+# Short strings are faster in the loop; int() refuses over 4300 digits in a non-power-of-2 base.
+_BASE31 = b"0123456789abcdefghijklmnopqrstu"
+_HIGH_DIGITS = bytes(_BASE31[c // 31] if c < 0x80 else 0x30 for c in range(256))
+_LOW_DIGITS = bytes(_BASE31[c % 31] if c < 0x80 else 0x30 for c in range(256))
+_BASE31_MIN, _BASE31_MAX = 9, 4000
+
+
 def java_string_hash(s: str) -> int:
     """``String.hashCode()``: 31-polynomial over UTF-16 code units, as a signed 32-bit int."""
     h = 0
     if s.isascii():
-        for c in s.encode("ascii"):
-            h = (31 * h + c) & 0xFFFFFFFF
+        raw = s.encode("ascii")
+        if _BASE31_MIN <= len(raw) <= _BASE31_MAX:
+            h = (31 * int(raw.translate(_HIGH_DIGITS), 31) + int(raw.translate(_LOW_DIGITS), 31)) & 0xFFFFFFFF
+        else:
+            for c in raw:
+                h = (31 * h + c) & 0xFFFFFFFF
     else:
         units = s.encode("utf-16-be", "surrogatepass")
         for i in range(0, len(units), 2):

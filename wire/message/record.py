@@ -99,6 +99,7 @@ __all__ = [
     "decode_stored_message",
     "decode_stored_message_construct",
     "encode_messages",
+    "encode_record_fields",
     "encode_stored_message",
     "encode_stored_message_construct",
     "iter_stored_messages",
@@ -564,6 +565,45 @@ def encode_stored_message(msg: StoredMessage, *, append_crc32: bool = False) -> 
         crc = body_crc(out[:-CRC32_RESERVED_LEN])
         out = out[:-CRC32_RESERVED_LEN] + _crc32_property(crc)
     return out
+
+
+def encode_record_fields(topic: bytes, body: bytes, properties: bytes, queue_id: int, flag: int,
+                         queue_offset: int, physical_offset: int, sys_flag: int, born_timestamp: int,
+                         born_host: tuple[str, int], store_timestamp: int, store_host: tuple[str, int],
+                         reconsume_times: int = 0, prepared_transaction_offset: int = 0,
+                         crc: int | None = None, magic: int = MESSAGE_MAGIC_CODE) -> bytes:
+    """A record from fields its writer has already checked: what :func:`encode_stored_message`
+    writes for the :class:`StoredMessage` of these fields, without building one.
+
+    For a store that encodes every put: ``topic`` and ``properties`` come as the UTF-8 bytes it
+    has measured, and nothing is parsed or re-validated (the properties text is written as it
+    is, ``crc`` is computed from ``body`` only when ``None``). What the bytes cannot hold is
+    still refused with :class:`EncodeError`, as building the :class:`StoredMessage` would: a
+    field out of its int range, a topic or properties too long for its length field, a record
+    over int32, a host that is not an IP literal, or IPv6 bits of ``sys_flag`` that do not match
+    the hosts (here they are not set for the caller).
+    """
+    born_addr = _host_bytes(born_host[0])
+    store_addr = _host_bytes(store_host[0])
+    hosts = (_BORN_V6 if len(born_addr) == 16 else 0) | (_STORE_V6 if len(store_addr) == 16 else 0)
+    if sys_flag & _HOST_MASK != hosts:
+        raise EncodeError(f"sys_flag 0x{sys_flag & 0xFFFFFFFF:X} does not mark the IPv6 hosts "
+                          f"{born_host[0]} and {store_host[0]} as such", field="sys_flag")
+    tsize = topic_length_size(magic)
+    fixed = _FIXED[hosts]
+    if crc is None:
+        crc = body_crc(body)
+    blen, tlen, plen = len(body), len(topic), len(properties)
+    try:
+        head = fixed.pack(fixed.size + blen + tsize + tlen + 2 + plen, magic, crc, queue_id, flag,
+                          queue_offset, physical_offset, sys_flag, born_timestamp, born_addr,
+                          born_host[1], store_timestamp, store_addr, store_host[1], reconsume_times,
+                          prepared_transaction_offset, blen)
+        tail = _TOPIC_LEN[tsize].pack(tlen)
+        plen_raw = _I16.pack(plen)
+    except struct.error as exc:
+        raise EncodeError(f"record fields do not fit their widths: {exc}", field="record") from None
+    return b"".join((head, body, tail, topic, plen_raw, properties))
 
 
 def encode_messages(messages: list[StoredMessage]) -> bytes:
