@@ -83,7 +83,7 @@ def main() -> int:
         d = str(Path(tmp) / "cluster")
         up = mqctl("cluster", "up", "--dir", d, "--layout", args.layout, "--namesrv-port", str(ns_port),
                    "--broker-port", str(broker_port))
-        subprocess.run(up, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(up, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             create = mqctl("-n", ns, "topic", "create", "BenchTopic", "-c", "DefaultCluster")
             subprocess.run(create, check=True, stdout=subprocess.DEVNULL)
