@@ -1,0 +1,119 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Consumer groups with real clients: two members split the queues; a failed message comes back.
+
+Queue split: when a second consumer joins a group the broker sends NOTIFY_CONSUMER_IDS_CHANGED
+to every member (``ConsumerManager.registerConsumer`` → ``DefaultConsumerIdsChangeListener``).
+The C++ client rebalances on that notice at once (its own timer runs every 10 s; the notice is
+logged as ``notifyConsumerIdsChanged:<group>``); ali-ons ignores the notice and rebalances on its
+timer, set to 1 s here. After the split the two members read disjoint queues and together get
+every message exactly once.
+
+Retry: a consumer that answers RECONSUME_LATER makes its client send the message back
+(CONSUMER_SEND_MSG_BACK); the broker stores it in the delay queue and, once the delay level has
+passed, in ``%RETRY%<group>``, which both clients subscribe to by themselves. The message then
+arrives again under its own topic with reconsumeTimes 1. ali-ons has it back one delay level
+(1 s here) later; the C++ client asked for the retry topic's route before the broker created it
+(TOPIC_NOT_EXIST, as against Java in capture 05-cpp-consume) and only reads it after its next
+route refresh and 10 s rebalance.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+
+from tests.peers.bodies import body_sha256
+from tests.peers.harness import Peer, PeerCluster, require
+
+pytestmark = [pytest.mark.peers, pytest.mark.slow]
+
+QUEUES = 8
+COUNT = 40
+#: 18 levels of one second: retries come back after 1 s whatever level the client asks for.
+FAST_DELAYS = " ".join(["1s"] * 18)
+
+
+def start_member(cluster: PeerCluster, kind: str, topic: str, group: str) -> Peer:
+    # No --expect: a member does not know its share; the test stops it once all messages are in.
+    return cluster.peer(kind, "consume", topic=topic, group=group, timeout=120,
+                        **({"rebalance_ms": 1000} if kind == "js" else {})).started()
+
+
+def notices(peer: Peer, group: str) -> int:
+    return peer.cpp_log().count(f"notifyConsumerIdsChanged:{group}") if peer.kind == "cpp" else 0
+
+
+@pytest.mark.parametrize(("first", "second"), [("cpp", "cpp"), ("js", "js"), ("cpp", "js")],
+                         ids=["cpp+cpp", "js+js", "cpp+js"])
+def test_two_members_split_the_queues(peer_cluster: Callable[..., PeerCluster], first: str, second: str) -> None:
+    require(first, second, "cpp")
+    cluster = peer_cluster()
+    topic, group, run = f"Split_{first}_{second}", f"SplitGroup_{first}_{second}", f"split-{first}-{second}"
+    cluster.create_topic(topic, queues=QUEUES)
+
+    a = start_member(cluster, first, topic, group)
+    time.sleep(1.5)  # let the first member take all queues before the second arrives
+    before = notices(a, group)
+    b = start_member(cluster, second, topic, group)
+    if first == "cpp":
+        # The broker tells the first member that the group changed; its rebalance follows at once.
+        deadline = time.monotonic() + 10
+        while notices(a, group) <= before:
+            assert time.monotonic() < deadline, f"no NOTIFY_CONSUMER_IDS_CHANGED reached {a.name}\n{a.describe()}"
+            time.sleep(0.2)
+    time.sleep(2.5)  # the rebalance itself (and ali-ons' 1 s timer)
+
+    sent = cluster.cpp("produce", topic=topic, count=COUNT, size=120, run_id=run).finish(60)
+    assert len(sent.sent) == COUNT
+
+    def seen() -> set[str]:
+        return {m["mark"] for m in a.messages + b.messages if m["topic"] == topic}
+
+    deadline = time.monotonic() + 40
+    while len(seen()) < COUNT and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1)  # duplicates, if any, would show up now
+    a.kill()
+    b.kill()
+
+    mine = [m for m in a.messages if m["topic"] == topic]
+    theirs = [m for m in b.messages if m["topic"] == topic]
+    assert mine and theirs, f"one member got nothing: {len(mine)} and {len(theirs)}"
+    queues_a, queues_b = {m["queue"] for m in mine}, {m["queue"] for m in theirs}
+    assert not queues_a & queues_b, f"both members read queues {sorted(queues_a & queues_b)}"
+    marks = sorted(m["mark"] for m in mine + theirs)
+    assert marks == sorted(f"{run}:{i}" for i in range(COUNT))  # every message once
+    for m in mine + theirs:
+        assert m["sha256"] == body_sha256(run, int(m["mark"].split(":")[1]), 120)
+
+
+@pytest.mark.parametrize("kind", ["cpp", "js"])
+def test_failed_message_comes_back_through_the_retry_topic(peer_cluster: Callable[..., PeerCluster],
+                                                           kind: str) -> None:
+    require(kind, "cpp")
+    cluster = peer_cluster(messageDelayLevel=FAST_DELAYS)
+    topic, group, run = f"Retry_{kind}", f"RetryGroup_{kind}", f"retry-{kind}"
+    cluster.create_topic(topic, queues=4)
+    cluster.cpp("produce", topic=topic, count=5, size=300, run_id=run).finish(60)
+
+    got = cluster.peer(kind, "consume", topic=topic, group=group, expect=5, fail_first=2, timeout=60).finish(90)
+
+    failed = [m for m in got.messages if m["result"] == "RECONSUME_LATER"]
+    ok = [m for m in got.messages if m["result"] == "CONSUME_SUCCESS"]
+    assert len(failed) == 2 and all(m["reconsumeTimes"] == 0 for m in failed)
+    assert sorted(m["mark"] for m in ok) == sorted(f"{run}:{i}" for i in range(5))
+    for m in failed:
+        again = [o for o in ok if o["mark"] == m["mark"]]
+        assert len(again) == 1, got.describe()
+        assert again[0]["reconsumeTimes"] >= 1
+        assert again[0]["topic"] == topic  # the client restores the original topic
+        assert again[0]["sha256"] == m["sha256"] == body_sha256(run, int(m["mark"].split(":")[1]), 300)
+    if kind == "js":
+        assert all(o["reconsumeTimes"] == 0 for o in ok if o["mark"] not in {m["mark"] for m in failed})
+    # The C++ binding hands each pulled batch to its callback in a loop that stops at the first
+    # RECONSUME_LATER and fails the whole batch, so messages pulled after a failed one on the same
+    # queue go back unseen and arrive only through the retry topic (reconsumeTimes 1) as well.
+    routed = cluster.route(f"%RETRY%{group}")
+    assert routed is not None and [q.read_queue_nums for q in routed.queue_datas] == [1]
