@@ -223,7 +223,10 @@ class Broker:
             self.address,
             ";".join(self.config.namesrv_addrs) or "none",
         )
-        await self.register_all(check_order=True)
+        try:
+            await self.register_all(check_order=True)
+        except Exception:  # registration never stops the broker (a name server may come later)
+            log.exception("registerBrokerAll failed")
         period = max(10_000, min(self.config.register_period_ms, 60_000)) / 1000.0
         self._every(REGISTER_INITIAL_DELAY_S, period, lambda: self.register_all(check_order=True))
         self._every(10.0, self.config.int("flushConsumerOffsetInterval") / 1000.0, self._persist_offsets)

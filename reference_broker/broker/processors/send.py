@@ -51,6 +51,7 @@ from wire.message import decode_stored_message as decode_record
 from ...store import MessageToStore, PutResult, PutStatus
 from .. import constants as C
 from ..props import java_properties_text
+from ..topics import topic_config_to_string
 from .common import (
     BrokerHandler,
     SlowPath,
@@ -264,8 +265,6 @@ def _msg_check(
             )
         tc = made
     if h.queue_id >= max(tc.write_queue_nums, tc.read_queue_nums):
-        from ..topics import topic_config_to_string
-
         return _fail(
             broker,
             req,
