@@ -236,20 +236,13 @@ def _cq_entry(offset: int, size: int, tags: int) -> ConsumeQueueEntry:
 def decode_cq_entry(data: Buffer, offset: int = 0) -> ConsumeQueueEntry:
     """The 20-byte entry at ``offset`` of ``data``."""
     if offset < 0 or len(data) - offset < CQ_STORE_UNIT_SIZE:
-        raise Truncated(f"consume queue entry needs {CQ_STORE_UNIT_SIZE} bytes at {offset}",
-                        offset=min(max(offset, 0), len(data)), field="consumeQueue",
-                        expected=CQ_STORE_UNIT_SIZE, found=max(len(data) - offset, 0))
+        _need(data, offset, CQ_STORE_UNIT_SIZE, "consumeQueue")
     return _cq_entry(*_CQ.unpack_from(data, offset))
 
 
 def decode_cq_entry_construct(data: Buffer, offset: int = 0) -> ConsumeQueueEntry:
     """The same as :func:`decode_cq_entry`, through :data:`CONSUME_QUEUE_ENTRY`."""
-    if offset < 0:
-        raise DecodeError("negative offset", offset=offset, field="consumeQueue")
-    try:
-        c = CONSUME_QUEUE_ENTRY.parse(bytes(data[offset:offset + CQ_STORE_UNIT_SIZE]))
-    except ConstructError as exc:
-        raise Truncated(f"consume queue entry: {exc}", offset=offset, field="consumeQueue") from None
+    c = _parse(CONSUME_QUEUE_ENTRY, data, offset, CQ_STORE_UNIT_SIZE, "consumeQueue")
     return _cq_entry(c.commit_log_offset, c.size, c.tags_code)
 
 

@@ -15,6 +15,7 @@ from wire.message import (
     create_offset_msg_id,
     decode_offset_msg_id,
     decode_stored_message,
+    encode_stored_message,
     stored_message_size,
 )
 from wire.store import Blank, Problem, ProblemKind, tags_code
@@ -225,3 +226,31 @@ def test_messages_that_cannot_be_written_are_illegal_not_errors(cfg: StoreConfig
     results = _put_many(cfg, [*bad, message()])
     assert [r.status for r in results] == [PutStatus.MESSAGE_ILLEGAL] * 3 + [PutStatus.PUT_OK]
     assert results[-1].wrote_offset == 0
+
+
+def test_records_are_what_encode_stored_message_writes(tmp_path) -> None:
+    from tests.store.storeutil import small_config
+    cfg = small_config(tmp_path / "v6", store_host=("fe80::7", 10911), mapped_file_size_commitlog=1 << 16)
+    prepared = int(MessageSysFlag.TRANSACTION_PREPARED_TYPE)
+    msgs = [
+        message(body=b"plain", tags="TagA", keys="k1 k2", uniq="U1"),
+        MessageToStore(topic="Raw", queue_id=3, body=b"\x00raw", born_timestamp=-5, born_host=("::ffff:1.2.3.4", 1),
+                       properties="ZZ\x01z\x02AA\x01a", flag=-1, reconsume_times=2**31 - 1,
+                       prepared_transaction_offset=2**63 - 1),
+        message(queue_id=1, body=b"half", sys_flag=prepared, extra={"\u00e9t\u00e9": "\U0001F600"}),
+        message(topic="T" * 127, body=b""),
+    ]
+    results = _put_many(cfg, msgs)
+    assert all(r.status is PutStatus.PUT_OK for r in results)
+    data = commitlog_files(cfg)[0].read_bytes()
+    for m, r in zip(msgs, results, strict=True):
+        text = m.properties if isinstance(m.properties, str) else None
+        rebuilt = StoredMessage(
+            topic=m.topic, body=m.body, properties_text=text,
+            properties={} if text is not None else dict(m.properties), queue_id=m.queue_id, flag=m.flag,
+            queue_offset=r.queue_offset, physical_offset=r.wrote_offset, sys_flag=m.sys_flag,
+            born_timestamp=m.born_timestamp, born_host=HostPort(*m.born_host), store_timestamp=r.store_timestamp,
+            store_host=HostPort("fe80::7", 10911), reconsume_times=m.reconsume_times,
+            prepared_transaction_offset=m.prepared_transaction_offset)
+        assert data[r.wrote_offset:r.wrote_offset + r.wrote_bytes] == encode_stored_message(rebuilt)
+        assert r.msg_id == create_offset_msg_id("fe80::7", 10911, r.wrote_offset)

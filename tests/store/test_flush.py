@@ -104,3 +104,49 @@ def test_checkpoint_records_flushed_timestamps(tmp_path: Path) -> None:
     cp = decode_checkpoint(raw)
     assert cp.physic_msg_timestamp == cp.logics_msg_timestamp == rs[-1].store_timestamp
     assert cp.index_msg_timestamp == rs[-1].store_timestamp
+
+
+def test_waiters_past_the_timeout_answer_flush_disk_timeout_and_later_puts_flush(tmp_path: Path) -> None:
+    cfg = small_config(tmp_path / "s", flush_disk_type="SYNC_FLUSH", sync_flush_timeout_ms=100,
+                       mapped_file_size_commitlog=1 << 20)
+
+    async def go():
+        async with MessageStore(cfg) as s:
+            loop = asyncio.get_running_loop()
+            # holding the flush lock stands for a sync slower than syncFlushTimeout
+            await s._flush_lock.acquire()
+            try:
+                t0 = loop.time()
+                first = await asyncio.gather(*(s.put_message(message(body=b"%d" % i)) for i in range(5)))
+                waited = loop.time() - t0
+                second = await s.put_message(message(body=b"second"))
+            finally:
+                s._flush_lock.release()
+            after = await s.put_message(message(body=b"after"))
+            got = s.get_messages("g", "TopicTest", 0, 0, 32)
+            return first, waited, second, after, got, s.flushed_offset, s.commitlog_max_offset()
+    first, waited, second, after, got, flushed, end = run(go())
+    # mirrors FlushDiskWatcher: each put is answered once its deadline passes, the message stays
+    assert [r.status for r in first] == [PutStatus.FLUSH_DISK_TIMEOUT] * 5 and all(r.msg_id for r in first)
+    assert waited >= 0.09
+    assert second.status is PutStatus.FLUSH_DISK_TIMEOUT  # the watchdog re-arms for a later put
+    assert after.status is PutStatus.PUT_OK and flushed == end == after.wrote_offset + after.wrote_bytes
+    assert got.status is GetStatus.FOUND and len(got.messages) == 7
+
+
+def test_flushes_keep_up_with_puts_that_arrive_during_a_sync(tmp_path: Path) -> None:
+    cfg = small_config(tmp_path / "s", flush_disk_type="SYNC_FLUSH", mapped_file_size_commitlog=1 << 20)
+
+    async def go():
+        async with MessageStore(cfg) as s:
+            async def producer(w: int) -> list[PutStatus]:
+                return [(await s.put_message(message(queue_id=w % 4, body=b"%d-%d" % (w, i)))).status
+                        for i in range(25)]
+            before = s.flush_count
+            statuses = await asyncio.gather(*(producer(w) for w in range(16)))
+            return statuses, s.flush_count - before, s.flushed_offset, s.commitlog_max_offset()
+    statuses, syncs, flushed, end = run(go())
+    assert all(st is PutStatus.PUT_OK for ss in statuses for st in ss)
+    assert flushed == end
+    # 16 producers waiting for their syncs: each sync covers several of them (400 puts)
+    assert syncs <= 200

@@ -55,6 +55,7 @@ from wire.message import (
     encode_batch,
     encode_messages,
     encode_properties,
+    encode_record_fields,
     encode_stored_message,
     encode_stored_message_construct,
     expand_batch,
@@ -977,3 +978,113 @@ def test_mutated_batches_give_only_decode_errors(entries: list[BatchEntry], data
             except DecodeError:
                 results.append(None)
         assert results[0] == results[1]
+
+
+# ====================================================================== the store's trusted record encoder
+
+def _record_fields(msg: StoredMessage) -> dict:
+    """The arguments of encode_record_fields for a record (bytes where it takes bytes)."""
+    return dict(topic=msg.topic.encode(), body=msg.body, properties=msg.properties_text.encode(),
+                queue_id=msg.queue_id, flag=msg.flag, queue_offset=msg.queue_offset,
+                physical_offset=msg.physical_offset, sys_flag=msg.sys_flag, born_timestamp=msg.born_timestamp,
+                born_host=tuple(msg.born_host), store_timestamp=msg.store_timestamp,
+                store_host=tuple(msg.store_host), reconsume_times=msg.reconsume_times,
+                prepared_transaction_offset=msg.prepared_transaction_offset, crc=msg.body_crc, magic=msg.magic)
+
+
+@given(stored_messages())
+def test_trusted_record_encoder_matches_the_checked_one(msg: StoredMessage) -> None:
+    fields = _record_fields(msg)
+    assert encode_record_fields(**fields) == encode_stored_message(msg)
+    # without a CRC it is worked out from the body, as building a StoredMessage does
+    fields["crc"] = None
+    assert encode_record_fields(**fields) == encode_stored_message(msg.replace(body_crc=None))
+
+
+_WIDE_INT = st.one_of(_I64, st.integers(-(2**70), 2**70),
+                      st.sampled_from([2**31, -(2**31) - 1, 2**63, -(2**63) - 1, 0x7FFFFFFF]))
+_NUMBER_FIELDS = ["queue_id", "flag", "queue_offset", "physical_offset", "sys_flag", "born_timestamp",
+                  "store_timestamp", "reconsume_times", "prepared_transaction_offset", "body_crc"]
+
+
+@given(stored_messages(), st.sampled_from(_NUMBER_FIELDS), _WIDE_INT)
+def test_trusted_record_encoder_refuses_what_cannot_be_built(msg: StoredMessage, name: str,
+                                                            value: int) -> None:
+    if name == "sys_flag":
+        value = value & ~0x30 | msg.sys_flag & 0x30  # the host bits the hosts call for
+    try:
+        want: bytes | None = encode_stored_message(msg.replace(**{name: value}))
+    except EncodeError:
+        want = None
+    fields = _record_fields(msg)
+    fields["crc" if name == "body_crc" else name] = value
+    try:
+        got: bytes | None = encode_record_fields(**fields)
+    except EncodeError:
+        got = None
+    assert got == want
+
+
+def test_trusted_record_encoder_checks_what_the_bytes_cannot_hold() -> None:
+    fields = _record_fields(StoredMessage(topic="T", body=b"b", properties={"K": "v"},
+                                          born_host=HostPort("10.0.0.1", 1), store_host=HostPort("::1", 2)))
+    assert fields["sys_flag"] == MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
+    encode_record_fields(**fields)
+    cases = [
+        {"sys_flag": 0},                                          # IPv6 store host without its bit
+        {"sys_flag": 0x30},                                       # IPv4 born host with the IPv6 bit
+        {"born_host": ("10.0.0.300", 1)},                         # not an address literal
+        {"topic": b"t" * 128},                                    # v1 holds 127 bytes of topic
+        {"properties": b"x" * 0x8000},                            # over the int16 length
+        {"magic": 0x12345678},                                    # not a message magic
+    ]
+    for change in cases:
+        with pytest.raises(EncodeError):
+            encode_record_fields(**{**fields, **change})
+    # a v2 record holds a long topic, as a StoredMessage with the v2 magic does
+    long_topic = StoredMessage(topic="t" * 300, store_host=HostPort("::1", 2))
+    assert encode_record_fields(**_record_fields(long_topic)) == encode_stored_message(long_topic)
+
+
+def _java_hash_reference(s: str) -> int:
+    """String.hashCode written out: 31-polynomial over UTF-16 units, wrapped to a signed int."""
+    units = s.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(units), 2):
+        h = (h * 31 + int.from_bytes(units[i:i + 2], "big")) % 2**32
+    return h - 2**32 if h >= 2**31 else h
+
+
+@given(st.one_of(st.text(max_size=30), st.text(alphabet=st.characters(max_codepoint=127), max_size=80)))
+def test_java_string_hash_matches_the_polynomial(s: str) -> None:
+    assert java_string_hash(s) == _java_hash_reference(s)
+
+
+@pytest.mark.parametrize("n", [8, 9, 10, 43, 3999, 4000, 4001, 4300, 4301, 9000])
+def test_java_string_hash_of_long_ascii(n: int) -> None:
+    # around the lengths where the hash changes method, with every ASCII code
+    s = "".join(chr((i * 37 + n) % 128) for i in range(n))
+    assert java_string_hash(s) == _java_hash_reference(s)
+    assert java_string_hash("\x7f" * n) == _java_hash_reference("\x7f" * n)
+
+
+def _java_properties_reference(text: str) -> dict[str, str]:
+    """string2messageProperties written out: walk the U+0002-separated pieces and keep those whose
+    first U+0001 (searched from the piece's start on) has a character on both sides within it."""
+    out: dict[str, str] = {}
+    index, n = 0, len(text)
+    while index < n:
+        end = text.find("\x02", index)
+        if end < 0:
+            end = n
+        if end - index >= 3:
+            sep = text.find("\x01", index)
+            if index < sep < end - 1:
+                out[text[index:sep]] = text[sep + 1:end]
+        index = end + 1
+    return out
+
+
+@given(st.text(alphabet=st.sampled_from("ab\x01\x02\u00e9\U0001F600"), max_size=40))
+def test_decode_properties_follows_string2message_properties(text: str) -> None:
+    assert decode_properties(text) == _java_properties_reference(text)

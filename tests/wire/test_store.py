@@ -26,6 +26,7 @@ from wire import DecodeError, EncodeError, TrailingBytes, Truncated
 from wire.message import HostPort, StoredMessage, encode_stored_message
 from wire.store import (
     BLANK_MAGIC_CODE,
+    CONSUME_QUEUE_ENTRY,
     CQ_STORE_UNIT_SIZE,
     END_FILE_MIN_BLANK_LENGTH,
     INDEX_ENTRY_SIZE,
@@ -48,14 +49,25 @@ from wire.store import (
     decode_cq_entry,
     decode_cq_entry_construct,
     decode_hash_slot,
+    decode_hash_slot_construct,
     decode_index_entry,
+    decode_index_entry_construct,
+    decode_index_entry_fields,
     decode_index_header,
+    decode_index_header_construct,
     encode_blank,
     encode_checkpoint,
     encode_cq_entry,
+    encode_cq_entry_construct,
+    encode_cq_entry_fields,
     encode_hash_slot,
+    encode_hash_slot_construct,
     encode_index_entry,
+    encode_index_entry_construct,
+    encode_index_entry_fields,
     encode_index_header,
+    encode_index_header_construct,
+    encode_index_header_fields,
     file_name_to_offset,
     hash_slot_position,
     index_entry_position,
@@ -66,6 +78,7 @@ from wire.store import (
     index_put_key,
     index_select_phy_offsets,
     iter_cq_entries,
+    iter_cq_entry_fields,
     new_index_header,
     offset_to_file_name,
     scan_commitlog,
@@ -428,3 +441,122 @@ def test_new_index_file_continues_the_last() -> None:
 
 def test_index_file_name() -> None:
     assert index_file_name(1795341742797, UTC) == "20261122100222797"
+
+
+# ====================================================================== struct fast paths vs construct
+# The index and consume-queue layouts are encoded and decoded through ``struct``; the construct
+# declarations stay the reference. Each fast path must give the same values and bytes, and fail
+# exactly where construct fails, with the same error type, offset and field.
+
+_ANY_INT = st.one_of(st.integers(-(2**31), 2**31 - 1), st.integers(-(2**64), 2**64),
+                     st.sampled_from([-(2**63) - 1, -(2**63), 2**63 - 1, 2**63, -(2**31) - 1, 2**31]))
+
+
+def _outcome(fn, *args):
+    """What a call gives: ("ok", value) or ("error", type, offset, field) for wire errors."""
+    try:
+        return ("ok", fn(*args))
+    except DecodeError as exc:
+        return ("error", type(exc), exc.offset, exc.field)
+    except EncodeError as exc:
+        return ("error", type(exc), None, exc.field)
+
+
+_DECODERS = [
+    (decode_index_header, decode_index_header_construct),
+    (decode_index_entry, decode_index_entry_construct),
+    (decode_hash_slot, decode_hash_slot_construct),
+    (decode_cq_entry, decode_cq_entry_construct),
+]
+
+
+@pytest.mark.parametrize(("fast", "reference"), _DECODERS, ids=lambda f: f.__name__)
+@given(data=st.binary(max_size=64), offset=st.integers(-3, 70))
+def test_fixed_layout_decoders_match_construct(fast, reference, data: bytes, offset: int) -> None:
+    got = _outcome(fast, data, offset)
+    assert got == _outcome(reference, data, offset)
+    for view in (bytearray(data), memoryview(data)):
+        assert _outcome(fast, view, offset) == got
+
+
+@given(data=st.binary(max_size=64), offset=st.integers(-3, 70))
+def test_index_entry_fields_are_the_entry(data: bytes, offset: int) -> None:
+    got = _outcome(decode_index_entry_fields, data, offset)
+    want = _outcome(decode_index_entry, data, offset)
+    if want[0] == "ok":
+        e = want[1]
+        assert got == ("ok", (e.key_hash, e.phy_offset, e.time_diff, e.prev_index))
+    else:
+        assert got == want
+
+
+@given(st.tuples(*[_ANY_INT] * 6))
+def test_index_header_encoders_match_construct(values: tuple[int, ...]) -> None:
+    # a view whose fields do not fit cannot be built (W9); encode one that bypasses the check
+    h = object.__new__(IndexHeader)
+    for name, v in zip(IndexHeader.__dataclass_fields__, values, strict=True):
+        object.__setattr__(h, name, v)
+    want = _outcome(encode_index_header_construct, h)
+    assert _outcome(encode_index_header, h) == want
+    assert _outcome(encode_index_header_fields, *values) == want
+    if want[0] == "ok":
+        assert IndexHeader(*values) == decode_index_header(want[1])
+
+
+@given(st.tuples(*[_ANY_INT] * 4))
+def test_index_entry_encoders_match_construct(values: tuple[int, ...]) -> None:
+    e = object.__new__(IndexEntry)
+    for name, v in zip(IndexEntry.__dataclass_fields__, values, strict=True):
+        object.__setattr__(e, name, v)
+    want = _outcome(encode_index_entry_construct, e)
+    assert _outcome(encode_index_entry, e) == want
+    assert _outcome(encode_index_entry_fields, *values) == want
+    if want[0] == "ok":
+        assert decode_index_entry_fields(want[1]) == values
+
+
+@given(_ANY_INT)
+def test_hash_slot_encoders_match_construct(value: int) -> None:
+    want = _outcome(encode_hash_slot_construct, value)
+    assert _outcome(encode_hash_slot, value) == want
+    if want[0] == "ok":
+        assert decode_hash_slot(want[1]) == value
+
+
+@given(st.tuples(*[_ANY_INT] * 3))
+def test_cq_entry_encoders_match_construct(values: tuple[int, int, int]) -> None:
+    e = object.__new__(ConsumeQueueEntry)
+    for name, v in zip(ConsumeQueueEntry.__dataclass_fields__, values, strict=True):
+        object.__setattr__(e, name, v)
+    want = _outcome(encode_cq_entry_construct, e)
+    assert _outcome(encode_cq_entry_fields, *values) == want
+    if want[0] == "ok":
+        assert want[1] == encode_cq_entry(e)
+
+
+@given(st.binary(max_size=130))
+def test_cq_entry_fields_iterate_as_the_entries(data: bytes) -> None:
+    try:
+        want = [(e.commit_log_offset, e.size, e.tags_code) for e in iter_cq_entries(data)]
+    except TrailingBytes as exc:
+        with pytest.raises(TrailingBytes) as info:
+            list(iter_cq_entry_fields(data))
+        assert (info.value.offset, info.value.found) == (exc.offset, exc.found)
+        return
+    assert list(iter_cq_entry_fields(data)) == want
+    assert want == [tuple(CONSUME_QUEUE_ENTRY.parse(data[i:i + 20]).values())[1:4]
+                    for i in range(0, len(data), 20)]
+
+
+def test_index_put_key_writes_what_the_declarations_read() -> None:
+    slots, num = 5, 8
+    buf = bytearray(index_file_size(slots, num))
+    for i, key in enumerate(("Aa", "BB", "k1", "k2", "Aa")):
+        assert index_put_key(buf, key, 1000 * i, 50_000 + 1500 * i, hash_slot_num=slots, index_num=num)
+        assert decode_index_header_construct(buf) == decode_index_header(buf)
+    for n in range(1, 6):
+        at = index_entry_position(n, slots)
+        assert decode_index_entry_construct(buf, at) == decode_index_entry(buf, at)
+    for k in range(slots):
+        assert decode_hash_slot_construct(buf, 40 + 4 * k) == decode_hash_slot(buf, 40 + 4 * k)
+    assert decode_index_header(buf).index_count == 6
