@@ -132,9 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:  # the boundary: no traceback reaches a user
         if isinstance(exc, typer.exceptions.TyperException) and hasattr(exc, "show"):
-            # usage errors and the like: click's own one-paragraph message and exit code
-            exc.show()
-            return int(getattr(exc, "exit_code", EXIT_USAGE))
+            return _usage(exc)
         from .errors import exit_code_of
 
         code = exit_code_of(exc)
@@ -146,6 +144,19 @@ def main(argv: list[str] | None = None) -> int:
         _error(f"internal error: {type(exc).__name__}: {exc} (set MQCTL_DEBUG=1 for a traceback)")
         return EXIT_FAILURE
     return rv if isinstance(rv, int) else 0
+
+
+def _usage(exc: Exception) -> int:
+    """Click's usage errors as one line with the help hint; a noun or command given without
+    arguments still shows its help."""
+    code = int(getattr(exc, "exit_code", EXIT_USAGE))
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" or not hasattr(exc, "format_message"):
+        exc.show()  # type: ignore[attr-defined]
+        return code
+    hint = f" (see '{ctx.command_path} -h')" if ctx is not None else ""
+    _error(f"{exc.format_message()}{hint}")
+    return code
 
 
 def _error(message: str) -> None:

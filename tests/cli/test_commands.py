@@ -640,3 +640,20 @@ def test_values_convert_to_the_declared_types(invoke, patch_op):
     rec = patch_op("message", "message_consume", ConsumeResult("T", (), ()))
     assert invoke("message", "consume", "-t", "T", "-n", "007", "-o", "-1").exit_code == 0
     assert rec.kwargs["count"] == 7 and rec.kwargs["offset"] == -1
+
+
+@pytest.mark.parametrize("args, start", [
+    (("topic", "perm", "X"), "error: Missing option '--perm' / '-p'. (see 'mqctl topic perm -h')"),
+    (("topic", "route"), "error: Missing argument"),
+    (("topik", "list"), "error: No such command 'topik'."),
+    (("topic", "list", "--bogus"), "error: No such option: --bogus"),
+])
+def test_usage_errors_are_one_line(main, args, start):
+    rc, out, err = main(*args)
+    assert rc == 2 and out == ""
+    assert err.startswith(start) and err.count("\n") == 1
+
+
+def test_a_noun_alone_shows_its_help(main):
+    rc, out, err = main("topic")
+    assert rc == 2 and "Commands:" in out + err and "route" in out + err
