@@ -44,7 +44,8 @@ def settings(ctx: typer.Context) -> Settings:
 def _client(s: Settings) -> Any:
     from .api.client import AdminClient
 
-    return AdminClient(s.namesrv, timeout=s.timeout, serialize=s.serialize)
+    trace = s.output.info if s.verbose else None
+    return AdminClient(s.namesrv, timeout=s.timeout, serialize=s.serialize, trace=trace)
 
 
 def run(ctx: typer.Context, op: Callable[..., Awaitable[R]], /, **kwargs: Any) -> R:

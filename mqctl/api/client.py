@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Collection, Mapping, Sequence
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
 from wire.aio import ConnectError, RemotingConnection, RemotingIOError, connect
@@ -52,7 +53,10 @@ class AdminClient:
 
     def __init__(self, namesrv: Sequence[str] = ("127.0.0.1:9876",), *, timeout: float = 3.0,
                  serialize: str | SerializeType = SerializeType.JSON,
-                 language: LanguageCode = LanguageCode.JAVA, version: int = DEFAULT_VERSION) -> None:
+                 language: LanguageCode = LanguageCode.JAVA, version: int = DEFAULT_VERSION,
+                 trace: Callable[[str], None] | None = None) -> None:
+        #: called with one line per request sent and per answer received (``mqctl -v``)
+        self.trace = trace
         self.namesrv_addrs = list(namesrv)
         self.timeout = timeout
         self.serialize_type = (serialize if isinstance(serialize, SerializeType)
@@ -105,9 +109,23 @@ class AdminClient:
     async def invoke(self, addr: str, code: int, ext: Mapping[str, Any] | None = None,
                      body: bytes | None = None, *, timeout: float | None = None) -> RemotingCommand:
         """Send one request to ``addr`` and return the response, whatever its code."""
-        conn = await self.connection(addr)
-        return await conn.request(self.command(code, ext, body),
-                                  self.timeout if timeout is None else timeout)
+        cmd = self.command(code, ext, body)
+        if self.trace is None:
+            conn = await self.connection(addr)
+            return await conn.request(cmd, self.timeout if timeout is None else timeout)
+        started = time.monotonic()
+        self.trace(f"-> {addr} {cmd.code_name}({code}) {dict(cmd.ext_fields)}"
+                   + (f" body {len(cmd.body)}B" if cmd.body else ""))
+        try:
+            conn = await self.connection(addr)
+            resp = await conn.request(cmd, self.timeout if timeout is None else timeout)
+        except WireError as err:
+            self.trace(f"<- {addr} failed after {(time.monotonic() - started) * 1000:.1f} ms: {err}")
+            raise
+        self.trace(f"<- {addr} {resp.code_name}({resp.code}) {(time.monotonic() - started) * 1000:.1f} ms"
+                   + (f" body {len(resp.body)}B" if resp.body else "")
+                   + (f" remark {resp.remark!r}" if resp.remark else ""))
+        return resp
 
     async def call(self, addr: str, code: int, ext: Mapping[str, Any] | None = None,
                    body: bytes | None = None, *, ok: Collection[int] = _OK,

@@ -439,3 +439,17 @@ def row_pid(r: subprocess.CompletedProcess[str], name: str) -> str:
         if parts and parts[0] == name:
             return parts[3]
     raise AssertionError(name)
+
+
+def test_rocketmq_serialization_and_trace(servers):
+    ns = servers.namesrv
+    r = ok("-n", ns, "--serialize", "rocketmq", "-v", "cluster", "list")
+    assert [row[1] for row in rows(r.stdout)] == ["broker-a", "broker-b"]
+    trace = r.stderr.splitlines()
+    assert trace[0] == f"-> {ns} GET_BROKER_CLUSTER_INFO(106) {{}}"
+    assert trace[1].startswith(f"<- {ns} SUCCESS(0) ") and " body " in trace[1]
+    assert sum(line.startswith("-> ") and "GET_BROKER_RUNTIME_INFO(28)" in line for line in trace) == 2
+    sent = json.loads(ok("-n", ns, "--serialize", "rocketmq", "-o", "json", "message", "send", "-t", "BinTopic",
+                         "-p", "binary header").stdout)
+    got = ok("-n", ns, "--serialize", "rocketmq", "message", "query", "--id", sent["offset_msg_id"]).stdout
+    assert "Body:              binary header" in got
