@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import mmap
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,11 +178,29 @@ def _numbered(directory: Path) -> list[tuple[int, Path]]:
     return sorted(out)
 
 
+class _Records:
+    """The offset and size of every good record, in commit-log order: two packed arrays (12 bytes
+    a record, so a store of millions of messages fits), looked up by bisection."""
+
+    def __init__(self) -> None:
+        self.offsets = array("q")
+        self.sizes = array("i")
+
+    def add(self, offset: int, size: int) -> None:
+        self.offsets.append(offset)
+        self.sizes.append(size)
+
+    def size_at(self, offset: int) -> int | None:
+        """The size of the record that starts at ``offset``, or ``None``."""
+        i = bisect_left(self.offsets, offset)
+        return self.sizes[i] if i < len(self.offsets) and self.offsets[i] == offset else None
+
+
 def _scan_commitlog(directory: Path, problems: list[StoreProblem], want_messages: bool, limit: int,
-                    messages: list[MessageView]) -> tuple[list[CommitLogFile], dict[int, int], int | None]:
-    """Walk every file; returns the files, record sizes by commit-log offset, and the data end."""
+                    messages: list[MessageView]) -> tuple[list[CommitLogFile], _Records, int | None]:
+    """Walk every file; returns the files, the good records, and where the data ends."""
     files: list[CommitLogFile] = []
-    sizes: dict[int, int] = {}
+    sizes = _Records()
     end: int | None = None
     numbered = _numbered(directory)
     for i, (base, path) in enumerate(numbered):
@@ -191,7 +211,7 @@ def _scan_commitlog(directory: Path, problems: list[StoreProblem], want_messages
             for offset, item in scan:
                 if isinstance(item, StoredMessage):
                     records += 1
-                    sizes[offset] = item.total_size
+                    sizes.add(offset, item.total_size)
                     used = offset - base + item.total_size
                     first_ts = item.store_timestamp if first_ts is None else first_ts
                     last_ts = item.store_timestamp
@@ -220,7 +240,7 @@ def _scan_commitlog(directory: Path, problems: list[StoreProblem], want_messages
     return files, sizes, end
 
 
-def _scan_queues(root: Path, sizes: dict[int, int], min_offset: int | None, end: int | None,
+def _scan_queues(root: Path, sizes: _Records, min_offset: int | None, end: int | None,
                  problems: list[StoreProblem]) -> list[ConsumeQueueInfo]:
     out: list[ConsumeQueueInfo] = []
     cq_root = root / "consumequeue"
@@ -255,8 +275,7 @@ def _scan_queues(root: Path, sizes: dict[int, int], min_offset: int | None, end:
                         problems.append(StoreProblem(rel, n * CQ_STORE_UNIT_SIZE, logical, "cq-dangling",
                                                      f"entry points at commit-log offset "
                                                      f"{e.commit_log_offset}, past the data end {end}"))
-                    elif held and sizes.get(e.commit_log_offset) != e.size:
-                        got = sizes.get(e.commit_log_offset)
+                    elif held and (got := sizes.size_at(e.commit_log_offset)) != e.size:
                         why = "no record starts there" if got is None else f"the record there is {got} bytes"
                         problems.append(StoreProblem(rel, n * CQ_STORE_UNIT_SIZE, logical, "cq-mismatch",
                                                      f"entry says {e.size} bytes at commit-log offset "
