@@ -87,7 +87,7 @@ def test_timeout_and_serialize_type():
     async def main():
         srv, seen = await _server(lambda req: None)  # never answers
         async with srv, AdminClient([], timeout=0.2, serialize="rocketmq") as client:
-            with pytest.raises(RequestTimeout, match="within 0.2s"):
+            with pytest.raises(RequestTimeout, match=r"within 0\.2s"):
                 await client.invoke(f"127.0.0.1:{srv.port}", RequestCode.GET_BROKER_RUNTIME_INFO)
             assert seen[0][0].serialize_type is SerializeType.ROCKETMQ
 
