@@ -45,6 +45,9 @@ def base_rows(result: ClusterList) -> list[list[str]]:
         row = [b.cluster, b.broker_name, str(b.broker_id), b.addr, dash(b.version),
                _load(b, b.in_tps, b.send_queue_size, b.send_queue_wait_ms),
                _load(b, b.out_tps, b.pull_queue_size, b.pull_queue_wait_ms)]
+        if b.ack_queue_size is not None and b.error is None:
+            # mirrors the 5.1+ tool: "%9.2f(%s,%sms|%s,%sms)", the ack pool after the pull pool
+            row[-1] = row[-1][:-1] + f"|{b.ack_queue_size},{b.ack_queue_wait_ms or 'N'}ms)"
         if result.has_5x:
             t = b.timer
             row.append("-" if t is None else

@@ -51,6 +51,9 @@ class BrokerRow:
     out_tps: float | None = None
     pull_queue_size: str | None = None
     pull_queue_wait_ms: str | None = None
+    #: 5.1+ (POP consumption): the ack thread pool's queue, shown after the pull pool's
+    ack_queue_size: str | None = None
+    ack_queue_wait_ms: str | None = None
     page_cache_lock_ms: str | None = None
     earliest_message_timestamp: int | None = None
     hours: float | None = None
@@ -138,6 +141,8 @@ def broker_row(member: Member, table: Mapping[str, str] | Exception, now_ms: int
         out_tps=_first_float(out),
         pull_queue_size=table.get("pullThreadPoolQueueSize"),
         pull_queue_wait_ms=table.get("pullThreadPoolQueueHeadWaitTimeMills"),
+        ack_queue_size=table.get("ackThreadPoolQueueSize"),
+        ack_queue_wait_ms=table.get("ackThreadPoolQueueHeadWaitTimeMills"),
         page_cache_lock_ms=table.get("pageCacheLockTimeMills"),
         earliest_message_timestamp=earliest,
         hours=hours,

@@ -657,3 +657,11 @@ def test_usage_errors_are_one_line(main, args, start):
 def test_a_noun_alone_shows_its_help(main):
     rc, out, err = main("topic")
     assert rc == 2 and "Commands:" in out + err and "route" in out + err
+
+
+def test_cluster_list_ack_pool_of_newer_brokers(invoke, patch_op):
+    import dataclasses
+
+    patch_op("cluster", "cluster_list", ClusterList((dataclasses.replace(ROW_5X, ack_queue_size="4",
+                                                                         ack_queue_wait_ms="9"),)))
+    assert "0.00(0,0ms|4,9ms)" in invoke("cluster", "list").stdout.splitlines()[1]
