@@ -303,6 +303,11 @@ def test_namesrv_commands(servers):
     ok("-n", ns, "namesrv", "kv", "delete", "E2E_NS", "k")
     r = run_mqctl("-n", ns, "namesrv", "kv", "get", "E2E_NS", "k")
     assert r.returncode == 1 and "no KV config" in r.stderr
+    r = ok("-n", ns, "topic", "create", "OrdTopic", "-c", "E2ECluster", "-w", "3", "--order")
+    assert "set orderConf. isOrder=true, orderConf=[broker-a:3;broker-b:3]" in r.stdout
+    assert ok("-n", ns, "namesrv", "kv", "get", "ORDER_TOPIC_CONFIG", "OrdTopic").stdout == "broker-a:3;broker-b:3\n"
+    ok("-n", ns, "topic", "update", "OrdTopic", "-b", servers.broker_addr(0), "-w", "2", "--order")
+    assert ok("-n", ns, "namesrv", "kv", "get", "ORDER_TOPIC_CONFIG", "OrdTopic").stdout == "broker-a:2;broker-b:3\n"
     ok("-n", ns, "topic", "create", "PermTopic", "-c", "E2ECluster")
     r = ok("-n", ns, "namesrv", "write-perm", "wipe", "broker-a")
     assert r.stdout.startswith(f"wipe write perm of broker[broker-a] in name server[{ns}] OK, ")
