@@ -21,9 +21,11 @@ A malformed frame from the peer is a remote protocol error: the connection is cl
 ``NettyDecoder`` closes the channel) and the error is logged with its byte offset; no other
 connection is affected.
 
-Write back-pressure follows the transport: when its buffer passes the high-water mark the
-connection stops reading until it drains, so a client that does not read cannot make us buffer
-without bound.
+Writes are gathered: everything sent while one batch of received bytes is dispatched, or
+during one pass of the event loop, goes to the socket in a single ``write`` (pipelined clients
+send many requests per read, and one system call per response would dominate). Write
+back-pressure follows the transport: when its buffer passes the high-water mark the connection
+stops reading until it drains, so a client that does not read cannot make us buffer without bound.
 """
 
 from __future__ import annotations
@@ -99,6 +101,9 @@ class RemotingConnection(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._can_write: asyncio.Event | None = None
+        self._out: list[bytes] = []
+        self._dispatching = False
+        self._flush_scheduled = False
         self.closed: asyncio.Future[Exception | None] = asyncio.get_running_loop().create_future()
         self.peer: tuple[str, int] = ("", 0)
         self.local: tuple[str, int] = ("", 0)
@@ -122,13 +127,18 @@ class RemotingConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         fb = self._frames
         fb.feed(data)
+        self._dispatching = True
         try:
             while (frame := fb.next_frame()) is not None:
                 self._dispatch(decode_frame(frame))
         except DecodeError as err:
             log.warning("%s: closing connection from %s:%d: %s", self.name or "remoting",
                         self.peer[0], self.peer[1], err)
+            self._out.clear()
             self._abort(err)
+        finally:
+            self._dispatching = False
+        self._flush()
 
     def connection_lost(self, exc: Exception | None) -> None:
         err = ConnectionClosed(f"connection to {self.peer[0]}:{self.peer[1]} closed"
@@ -206,15 +216,29 @@ class RemotingConnection(asyncio.Protocol):
 
     def send(self, cmd: RemotingCommand) -> None:
         """Write a command as is (a response, or a request whose opaque the caller chose)."""
-        if self._transport is None or self._transport.is_closing():
-            raise ConnectionClosed(f"connection to {self.peer[0]}:{self.peer[1]} is closed")
-        self._transport.write(encode_command(cmd))
+        self.send_raw(encode_command(cmd))
 
     def send_raw(self, data: bytes) -> None:
         """Write bytes that are already encoded (conformance tools send malformed frames on purpose)."""
         if self._transport is None or self._transport.is_closing():
             raise ConnectionClosed(f"connection to {self.peer[0]}:{self.peer[1]} is closed")
-        self._transport.write(data)
+        self._out.append(data)
+        if not self._dispatching and not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        out = self._out
+        if not out:
+            return
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            out.clear()
+            return
+        data = out[0] if len(out) == 1 else b"".join(out)
+        out.clear()
+        transport.write(data)
 
     async def drain(self) -> None:
         if self._can_write is not None:
@@ -248,6 +272,8 @@ class RemotingConnection(asyncio.Protocol):
             self._transport.abort()
 
     def close(self) -> None:
+        """Close after writing what is already queued."""
+        self._flush()
         if self._transport is not None and not self._transport.is_closing():
             self._transport.close()
 
