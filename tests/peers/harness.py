@@ -107,14 +107,17 @@ class Peer:
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            with self._cond:
-                self.records.append(record)
-                self._cond.notify_all()
+        with (self.home / "stdout.jsonl").open("wb") as copy:  # kept for a failed test's post-mortem
+            for line in self.proc.stdout:
+                copy.write(line)
+                copy.flush()
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                with self._cond:
+                    self.records.append(record)
+                    self._cond.notify_all()
         self.proc.stdout.close()
         with self._cond:
             self._cond.notify_all()

@@ -143,7 +143,9 @@ async function consume(args) {
       t: Date.now() / 1000 });
     if (expect && ok >= expect && reachedAt === null) {
       reachedAt = Date.now();
-      signal(true);
+      // ali-ons moves its offset once this handler has returned: give it that moment, or close()
+      // would commit the offset before the last message.
+      setTimeout(() => signal(true), 200);
     }
     return failing ? Consumer.ACTION_RETRY : undefined;
   });
