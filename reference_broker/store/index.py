@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import _codec
-from .mapped_file import MappedFile
+from .mapped_file import MappedFile, remove_interrupted_creation
 from .types import StoreError
 
 __all__ = ["IndexFile", "IndexService"]
@@ -303,7 +303,7 @@ class IndexService:
         size = _H + self.slot_num * _SLOT + self.index_num * _ENTRY
         for name in sorted(os.listdir(self.directory)):
             path = self.directory / name
-            if not path.is_file():
+            if not path.is_file() or remove_interrupted_creation(path):
                 continue
             if path.stat().st_size != size:
                 raise StoreError(f"{path}: {path.stat().st_size} bytes, but maxHashSlotNum/maxIndexNum "

@@ -11,6 +11,10 @@ machine crash loses what was not flushed. Flushing is ``fdatasync`` of the file 
 off the event loop by the store's flushers; ``fdatasync`` also writes back pages dirtied through
 the mapping.
 
+A new file is created under a temporary name, sized, and only then renamed to its offset name, so
+a process killed while creating it leaves no short file behind (which loading would refuse, as
+Java does); loading deletes such leftovers.
+
 Each file keeps a ``wrote_position`` (bytes appended) and a ``flushed_position``. A file that is
 loaded from disk starts with both at its size, as Java's ``MappedFileQueue.doLoad`` does; recovery
 then moves the last file's positions back to where its valid data ends.
@@ -21,6 +25,7 @@ descriptor is never closed under a running ``fdatasync``.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import mmap
@@ -31,16 +36,28 @@ from pathlib import Path
 
 from .types import StoreError
 
-__all__ = ["MappedFile", "MappedFileQueue", "file_name_of"]
+__all__ = ["CREATING_SUFFIX", "MappedFile", "MappedFileQueue", "file_name_of", "remove_interrupted_creation"]
 
 log = logging.getLogger("reference_broker.store")
 
 _ZERO_CHUNK = 1 << 20
+#: a new file has this suffix until it has its full size
+CREATING_SUFFIX = ".creating"
 
 
 def file_name_of(offset: int) -> str:
     """``UtilAll.offset2FileName``: the offset as 20 decimal digits."""
     return f"{offset:020d}"
+
+
+def remove_interrupted_creation(path: Path) -> bool:
+    """Delete ``path`` if it is a file whose creation a killed process left unfinished."""
+    if not path.name.endswith(CREATING_SUFFIX):
+        return False
+    log.warning("%s: removing a file whose creation was interrupted", path)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    return True
 
 
 def _sync(fd: int) -> None:
@@ -57,19 +74,23 @@ class MappedFile:
         self.path = path
         self.size = size
         self.file_from_offset = int(path.name) if file_from_offset is None else file_from_offset
+        opened = path.with_name(path.name + CREATING_SUFFIX) if create else path
         if create:
             try:
-                path.unlink()
+                opened.unlink()
             except FileNotFoundError:
                 pass
         flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
         try:
-            fd = os.open(path, flags, 0o644)
+            fd = os.open(opened, flags, 0o644)
         except OSError as exc:
-            raise StoreError(f"{path}: cannot open: {exc.strerror}") from exc
+            raise StoreError(f"{opened}: cannot open: {exc.strerror}") from exc
         try:
             if create:
+                # the file gets its name only once it has its size: a process killed in between
+                # leaves a *.creating file, never a short file that the next start would refuse
                 os.ftruncate(fd, size)
+                os.replace(opened, path)
             else:
                 actual = os.fstat(fd).st_size
                 if actual != size:
@@ -80,6 +101,9 @@ class MappedFile:
             self.mm = mmap.mmap(fd, size)
         except BaseException:
             os.close(fd)
+            if create:
+                with contextlib.suppress(OSError):
+                    opened.unlink()
             raise
         self.fd = fd
         self.wrote_position = 0 if create else size
@@ -224,6 +248,8 @@ class MappedFileQueue:
             return
         names = sorted(n for n in os.listdir(self.directory))
         for name in names:
+            if remove_interrupted_creation(self.directory / name):
+                continue
             if len(name) != 20 or not name.isdigit():
                 log.warning("%s: ignoring %r, not a 20-digit offset file name", self.directory, name)
                 continue
