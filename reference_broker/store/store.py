@@ -198,7 +198,8 @@ class MessageStore:
         #: record size without body, topic and properties, by the sysFlag host bits
         self._record_base = {bits: _codec.stored_message_size(0, 0, 0, sys_flag=bits)
                              for bits in (0, _BORN_V6, _STORE_V6, _BORN_V6 | _STORE_V6)}
-        self._flush_wakeup: asyncio.Event | None = None
+        #: what the idle group-commit flusher awaits; a put completes it to wake the flusher
+        self._flush_wakeup: asyncio.Future[None] | None = None
         self._flush_lock: asyncio.Lock | None = None
         self._logics_lock: asyncio.Lock | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -214,7 +215,6 @@ class MessageStore:
         the cleaner (``DefaultMessageStore.load`` + ``start``)."""
         if self._state != "new":
             raise StoreError(f"store is {self._state}, it can start once")
-        self._flush_wakeup = asyncio.Event()
         self._flush_lock = asyncio.Lock()
         self._logics_lock = asyncio.Lock()
         self._cl_executor = ThreadPoolExecutor(1, thread_name_prefix="store-flush-commitlog")
@@ -737,8 +737,9 @@ class MessageStore:
         return self._flushed
 
     def _wake_flusher(self) -> None:
-        if self._flush_wakeup is not None:
-            self._flush_wakeup.set()
+        w = self._flush_wakeup
+        if w is not None and not w.done():
+            w.set_result(None)
 
     def _flush_waiter(self, end: int) -> PutStatus | asyncio.Future[PutStatus]:
         """``GroupCommitRequest``: PUT_OK when ``end`` is flushed already, else a future that the
@@ -808,19 +809,24 @@ class MessageStore:
             return self._flushed
 
     async def _commitlog_flush_loop(self) -> None:
-        assert self._flush_wakeup is not None
         # GroupCommitService wakes on requests and flushes at least every 10 ms; the timed
         # FlushRealTimeService sleeps flushIntervalCommitLog between flushes
         interval = 0.01 if self.config.sync_flush else self.config.flush_interval_ms / 1000
+        loop = asyncio.get_running_loop()
         while True:
             if self.config.sync_flush:
                 # group commit: what was appended during the last sync is synced at once (the
                 # puts kept appending while the sync ran on the flush thread); only with nothing
-                # to sync does the flusher sleep until a put wakes it
+                # to sync does the flusher sleep, until a put completes the wake-up future (one
+                # future and one timer per sleep, no task)
                 if self.commitlog.max_offset <= self._flushed:
-                    self._flush_wakeup.clear()
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._flush_wakeup.wait(), interval)
+                    wakeup = self._flush_wakeup = loop.create_future()
+                    timer = loop.call_later(interval, _complete, wakeup)
+                    try:
+                        await wakeup
+                    finally:
+                        timer.cancel()
+                        self._flush_wakeup = None
             else:
                 await asyncio.sleep(interval)
             try:
@@ -1253,6 +1259,11 @@ class MessageStore:
         self.index.truncate(offset, self._store_time_at)
         self._reput_offset = min(self._reput_offset, offset)
         self._next_queue_offset = {(cq.topic, cq.queue_id): cq.max_offset for cq in self._all_queues()}
+
+
+def _complete(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 async def _status_of(status: PutStatus | asyncio.Future[PutStatus]) -> PutStatus:
