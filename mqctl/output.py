@@ -2,8 +2,10 @@
 """The one output object: data to stdout, diagnostics to stderr, in table, json or yaml form.
 
 Commands never create a ``Console``; they get an :class:`Output` from the settings object.
-JSON output is plain standard JSON with no styling, whatever the server sent. rich is imported
-only when something is drawn as a table or styled text, so ``-o json`` never pays for it.
+JSON output is plain standard JSON with no styling, whatever the server sent. Tables are aligned
+plain text (bold header and dim titles on a terminal): nothing wraps or gets cut, so ids stay whole
+and the output pipes into ``awk``/``sort``. rich draws the diagnostics on stderr and is imported
+only when one is printed.
 """
 
 from __future__ import annotations
@@ -89,25 +91,17 @@ class Output:
         sys.stdout.flush()
 
     @property
-    def plain(self) -> bool:
-        """Tables as plain aligned text: when stdout is not a terminal (pipes, files, tests), so
-        that nothing wraps at 80 columns and no line ends in padding."""
-        return not sys.stdout.isatty()
+    def color(self) -> bool:
+        """Styled output: stdout is a terminal and colour is not turned off."""
+        return not self.no_color and sys.stdout.isatty()
 
     def table(self, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
               justify: Mapping[str, str] | None = None) -> None:
-        if self.plain:
-            self._plain_table(columns, [["" if v is None else str(v) for v in r] for r in rows], title,
-                              justify or {})
-            return
-        from rich.table import Table
-
-        t = Table(title=title, box=None, header_style="bold", pad_edge=False, title_justify="left")
-        for c in columns:
-            t.add_column(c, justify=(justify or {}).get(c, "left"), overflow="fold")  # type: ignore[arg-type]
-        for r in rows:
-            t.add_row(*("" if v is None else _escape(str(v)) for v in r))
-        self.out.print(t)
+        """Aligned columns, two spaces apart, no trailing blanks; nothing is wrapped or cut, so
+        ids and addresses stay whole and ``awk``/``cut`` work on the output. On a terminal the
+        header is bold and the title dim."""
+        self._plain_table(columns, [["" if v is None else str(v) for v in r] for r in rows], title,
+                          justify or {})
 
     def _plain_table(self, columns: Sequence[str], rows: list[list[str]], title: str | None,
                      justify: Mapping[str, str]) -> None:
@@ -115,13 +109,17 @@ class Output:
         for r in rows:
             for i, v in enumerate(r[:len(widths)]):
                 widths[i] = max(widths[i], len(v))
-        lines = [title] if title else []
-        for r in [list(columns), *rows]:
+        lines = [self._style(title, "2")] if title else []
+        for n, r in enumerate([list(columns), *rows]):
             cells = [v.rjust(widths[i]) if justify.get(columns[i]) == "right" else v.ljust(widths[i])
                      for i, v in enumerate(r[:len(widths)])]
-            lines.append("  ".join(cells).rstrip())
+            text = "  ".join(cells).rstrip()
+            lines.append(self._style(text, "1") if n == 0 else text)
         sys.stdout.write("\n".join(lines) + "\n")
         sys.stdout.flush()
+
+    def _style(self, text: str, sgr: str) -> str:
+        return f"\x1b[{sgr}m{text}\x1b[0m" if self.color else text
 
     def kv(self, pairs: Iterable[tuple[str, Any]], *, title: str | None = None) -> None:
         """``key: value`` lines with the keys aligned (a record's fields, a runtime table)."""
@@ -140,22 +138,19 @@ class Output:
             self.data(value)
 
     def line(self, text: str = "") -> None:
-        if self.plain:
-            sys.stdout.write(text + "\n")
-            sys.stdout.flush()
-            return
-        self.out.print(text, markup=False, highlight=False)
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
 
     def begin_refresh(self, header: str) -> None:
         """Start one redraw of ``--watch``: clear a terminal and print the header line."""
         self.streaming = True
         if self.format != "table":
             return
-        if self.out.is_terminal:
-            self.out.clear()
+        if sys.stdout.isatty():
+            sys.stdout.write("\x1b[H\x1b[2J")  # home, clear the screen
         else:
             self.line()
-        self.out.print(header, style="dim", markup=False, highlight=False)
+        self.line(self._style(header, "2"))
 
 
 def _escape(text: str) -> str:
