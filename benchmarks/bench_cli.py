@@ -83,7 +83,9 @@ def main() -> int:
         d = str(Path(tmp) / "cluster")
         up = mqctl("cluster", "up", "--dir", d, "--layout", args.layout, "--namesrv-port", str(ns_port),
                    "--broker-port", str(broker_port))
-        subprocess.run(up, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started = subprocess.run(up, capture_output=True, text=True)
+        if started.returncode != 0:
+            raise SystemExit(f"mqctl cluster up failed: {started.stderr.strip()}")
         try:
             create = mqctl("-n", ns, "topic", "create", "BenchTopic", "-c", "DefaultCluster")
             subprocess.run(create, check=True, stdout=subprocess.DEVNULL)
