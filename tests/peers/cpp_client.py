@@ -76,34 +76,51 @@ def produce(args: argparse.Namespace) -> None:
     producer.set_namesrv_addr(args.namesrv)
     producer.start()
     sizes = [int(s) for s in args.size.split(",")]
-    sent = errors = 0
-    for i in range(args.count):
+    totals = {"sent": 0, "errors": 0}
+
+    def message(i: int) -> tuple[Message, str, int]:
         body = make_body(args.run_id, i, sizes[i % len(sizes)])
         msg = Message(args.topic)
         if args.tag:
             msg.set_tags(args.tag.format(i=i, run=args.run_id))
         if args.keys:
             msg.set_keys(args.keys.format(i=i, run=args.run_id))
+        if args.delay_level:
+            msg.set_delay_time_level(args.delay_level)
         msg.set_body(body)
-        digest = hashlib.sha256(body.encode()).hexdigest()
+        return msg, hashlib.sha256(body.encode()).hexdigest(), len(body)
+
+    def send(first: int, n: int) -> None:
+        made = [message(i) for i in range(first, first + n)]
         try:
-            result = producer.send_sync(msg)
+            if args.batch:
+                result = producer.send_batch([m for m, _, _ in made])
+            elif args.queue is not None:
+                result = producer.send_orderly(made[0][0], args.queue)  # queue = arg % queue count
+            else:
+                result = producer.send_sync(made[0][0])
         except RocketMQException as exc:
-            errors += 1
-            emit(event="send_error", i=i, error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
-                 sha256=digest, t=time.time())
-        else:
-            sent += 1
-            emit(event="sent", i=i, status=STATUS_NAMES.get(int(result.status), str(result.status)),
-                 msgId=result.msg_id, queueOffset=result.offset, sha256=digest, size=len(body), t=time.time())
+            totals["errors"] += n
+            for k, (_, digest, _) in enumerate(made):
+                emit(event="send_error", i=first + k, sha256=digest, t=time.time(),
+                     error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            return
+        totals["sent"] += n
+        for k, (_, digest, size) in enumerate(made):
+            emit(event="sent", i=first + k, status=STATUS_NAMES.get(int(result.status), str(result.status)),
+                 msgId=result.msg_id, queueOffset=result.offset, sha256=digest, size=size, t=time.time())
+
+    step = args.batch or 1
+    for first in range(0, args.count, step):
+        send(first, min(step, args.count - first))
         if args.interval_ms:
             time.sleep(args.interval_ms / 1000)
-    emit(event="done", sent=sent, errors=errors)
+    emit(event="done", **totals)
     leave(0, producer.shutdown, args.grace)
 
 
 def consume(args: argparse.Namespace) -> None:
-    consumer = PushConsumer(args.group)
+    consumer = PushConsumer(args.group, orderly=args.orderly)
     consumer.set_namesrv_addr(args.namesrv)
     consumer.set_thread_count(1)
     lock = threading.Lock()
@@ -163,6 +180,9 @@ def main() -> None:
     p.add_argument("--group", default="CppProducerGroup")
     p.add_argument("--send-timeout-ms", type=int, default=3000)
     p.add_argument("--interval-ms", type=int, default=0)
+    p.add_argument("--batch", type=int, default=0, help="send N messages per SEND_BATCH_MESSAGE")
+    p.add_argument("--queue", type=int, help="send every message to this queue (send_orderly)")
+    p.add_argument("--delay-level", type=int, default=0)
     p = sub.choices["consume"]
     p.add_argument("--group", required=True)
     p.add_argument("--expect", type=int, default=0, help="stop after this many successful deliveries")
@@ -170,6 +190,7 @@ def main() -> None:
     p.add_argument("--fail-first", type=int, default=0, help="answer RECONSUME_LATER to the first K deliveries")
     p.add_argument("--expression", default="*", help="tag expression")
     p.add_argument("--linger", type=float, default=0.0, help="keep consuming this long after --expect")
+    p.add_argument("--orderly", action="store_true", help="an orderly consumer (locks its queues)")
     args = parser.parse_args()
     produce(args) if args.command == "produce" else consume(args)
 

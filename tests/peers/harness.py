@@ -42,10 +42,11 @@ from wire.headers import (
     GetRouteInfoRequestHeader,
     QueryConsumerOffsetRequestHeader,
     QueryMessageRequestHeader,
+    ViewMessageRequestHeader,
     decode_response_header,
     request,
 )
-from wire.message import StoredMessage, decode_messages
+from wire.message import StoredMessage, decode_messages, decode_offset_msg_id
 
 PEERS = Path(__file__).resolve().parent
 ROOT = PEERS.parents[1]
@@ -235,7 +236,8 @@ class PeerCluster:
     broker_keys: dict[str, str]
     namesrv_proc: ServerProcess | None = None
     broker_proc: ServerProcess | None = None
-    broker_port: int = 0
+    broker_port: int = 0  #: 0 picks a free port at the first start; restarts keep the port
+    namesrv_port: int = 0
     peers: list[Peer] = field(default_factory=list)
 
     @property
@@ -251,15 +253,17 @@ class PeerCluster:
     def broker(self) -> str:
         return f"127.0.0.1:{self.broker_port}"
 
-    def start(self) -> PeerCluster:
+    def start(self, *, broker: bool = True) -> PeerCluster:
         home = self.root / "servers"
         home.mkdir(parents=True, exist_ok=True)
         self.namesrv_proc = ServerProcess(
-            [*mqctl_argv(), "namesrv", "start", "--listen", "127.0.0.1:0",
+            [*mqctl_argv(), "namesrv", "start", "--listen", f"127.0.0.1:{self.namesrv_port}",
              "--set", f"kvConfigPath={self.root / 'namesrv' / 'kvConfig.json'}",
              "--set", f"configStorePath={self.root / 'namesrv' / 'namesrv.properties'}"],
             self.root / "namesrv.log", home, NAMESRV_READY)
-        self.start_broker()
+        self.namesrv_port = self.namesrv_proc.port
+        if broker:
+            self.start_broker()
         return self
 
     def start_broker(self) -> None:
@@ -342,6 +346,14 @@ class PeerCluster:
             return []
         assert answer.code == ResponseCode.SUCCESS, answer
         return decode_messages(answer.body or b"")
+
+    def view(self, offset_msg_id: str) -> StoredMessage:
+        """VIEW_MESSAGE_BY_ID: the stored record an offset msgId points at."""
+        offset = decode_offset_msg_id(offset_msg_id).offset
+        answer = self.admin(request(RequestCode.VIEW_MESSAGE_BY_ID, ViewMessageRequestHeader(offset=offset)))
+        assert answer.code == ResponseCode.SUCCESS, answer
+        [record] = decode_messages(answer.body or b"")
+        return record
 
     def committed_offset(self, topic: str, group: str, queue: int) -> int:
         """The broker's committed offset of a group on a queue (-1: none)."""

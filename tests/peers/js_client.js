@@ -4,7 +4,7 @@
 // lines and message bodies as cpp_client.py (see bodies.py for the body scheme).
 //
 //   node js_client.js produce --namesrv A --topic T --count N --size S --run-id R
-//        [--tag T] [--keys K] [--group G] [--interval-ms M] [--send-timeout-ms M]
+//        [--tag T] [--keys K] [--group G] [--interval-ms M] [--send-timeout-ms M] [--delay-level L]
 //   node js_client.js consume --namesrv A --topic T --group G --timeout S [--expect N]
 //        [--fail-first K] [--expression E] [--linger S] [--from first|last] [--rebalance-ms M]
 //
@@ -96,6 +96,7 @@ async function produce(args) {
     const body = makeBody(runId, i, sizes[i % sizes.length]);
     const msg = args.tag ? new Message(args.topic, fill(args.tag, runId, i), body) : new Message(args.topic, body);
     if (args.keys) msg.keys = [ fill(args.keys, runId, i) ];
+    if (args['delay-level']) msg.delayTimeLevel = Number(args['delay-level']);
     const digest = sha256(Buffer.from(body));
     try {
       const result = await producer.send(msg);

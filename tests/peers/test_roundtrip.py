@@ -18,7 +18,7 @@ import pytest
 
 from tests.peers.bodies import body_sha256, make_body
 from tests.peers.harness import PeerCluster, require
-from wire.message import MessageSysFlag
+from wire.message import MessageSysFlag, decode_batch
 
 pytestmark = [pytest.mark.peers, pytest.mark.slow]
 
@@ -90,3 +90,48 @@ def test_tag_expressions_and_untagged_messages(peer_cluster: Callable[..., PeerC
     assert sorted((m["mark"], m["tags"]) for m in picky.messages) == [("tagged:1", "T1"), ("tagged:4", "T4")]
     tags: dict[str, Any] = {m["mark"]: m["tags"] for m in everything.messages}
     assert tags == {**{f"tagged:{i}": f"T{i}" for i in range(6)}, **{f"untagged:{i}": "null" for i in range(3)}}
+
+
+def test_cpp_batch_arrives_as_one_message_as_on_java(peer_cluster: Callable[..., PeerCluster]) -> None:
+    """The C++ client's ``send_batch`` is not a batch to a 4.9.8 broker.
+
+    It sends SEND_MESSAGE (10), not SEND_BATCH_MESSAGE, with the batch-encoded body and the header
+    field ``batch`` = "1". Java reads that field with ``Boolean.parseBoolean`` ("1" is false) and
+    the broker takes the batch path only when it is true (``SendMessageProcessor``), so a Java
+    broker stores the encoded batch as the body of one message. The reference broker does the
+    same: each batch reaches consumers as one message whose body holds the encoded entries.
+    """
+    require("cpp", "js")
+    cluster = peer_cluster()
+    topic, run = "BatchTopic", "batch"
+    cluster.create_topic(topic, queues=4)
+    sent = cluster.cpp("produce", topic=topic, count=12, size=300, run_id=run, batch=4,
+                       keys=run + "-{i}").finish(60)
+    assert [r["status"] for r in sent.sent] == ["SEND_OK"] * 12
+    got = cluster.js("consume", topic=topic, group="BatchGroup", expect=3, timeout=40, linger=2).finish(60)
+    assert len(got.messages) == 3, got.describe()
+    entries = [decode_batch(cluster.view(m["msgId"]).body) for m in got.messages]
+    assert sorted([e.body for e in batch] for batch in entries) == [
+        [make_body(run, i, 300).encode() for i in range(first, first + 4)] for first in (0, 4, 8)]
+    for batch in entries:
+        for entry in batch:
+            assert entry.properties["KEYS"] == f"{run}-{int(entry.body.split(b':')[1])}"
+    assert cluster.query_by_key(topic, f"{run}-5") == []  # the entries' keys are not indexed
+
+
+@pytest.mark.parametrize("kind", ["cpp", "js"])
+def test_delay_level(peer_cluster: Callable[..., PeerCluster], kind: str) -> None:
+    """A message sent with a delay level reaches consumers only after that level's delay (here
+    level 3 = 2 s), under its own topic."""
+    require(kind, "cpp")
+    cluster = peer_cluster(messageDelayLevel="1s 1s 2s 5s")
+    topic, run = f"Delay_{kind}", f"delay-{kind}"
+    cluster.create_topic(topic, queues=4)
+    consumer = cluster.cpp("consume", topic=topic, group=f"DelayGroup_{kind}", expect=3, timeout=40).started()
+    sent = cluster.peer(kind, "produce", topic=topic, count=3, size=100, run_id=run, delay_level=3).finish(60)
+    consumer.finish(60)
+    sent_at = {f"{run}:{r['i']}": r["t"] for r in sent.sent}
+    assert sorted(m["mark"] for m in consumer.messages) == sorted(sent_at)
+    for m in consumer.messages:
+        assert m["topic"] == topic
+        assert m["t"] - sent_at[m["mark"]] >= 1.5, (m, sent_at)
