@@ -94,8 +94,11 @@ class Peer:
             [shutil.which("node") or "node", str(PEERS / "js_client.js")]
         argv.append(command)
         for key, value in args.items():
-            if value is not None:
-                argv += [f"--{key.replace('_', '-')}", str(value)]
+            option = f"--{key.replace('_', '-')}"
+            if value is True and kind == "cpp":
+                argv.append(option)  # argparse flags take no value
+            elif value is not None and value is not False:
+                argv += [option, str(value).lower() if value is True else str(value)]
         self.argv = argv
         self.records: list[dict[str, Any]] = []
         self._cond = threading.Condition()

@@ -67,6 +67,10 @@ def test_sigkill_in_sync_flush_loses_no_acknowledged_message(peer_cluster: Calla
                    20, f"{group}'s committed offsets")
         wait_until(lambda g=group: persisted_offsets(cluster, g) == BEFORE, 10, f"{group}'s offsets on disk")
 
+    # Consumers that stay connected through the crash (new groups: they start from the beginning).
+    live = {kind: cluster.peer(kind, "consume", topic=TOPIC, group=f"Live{group}", timeout=300).started()
+            for kind, group in GROUPS.items()}
+
     # The crash: both clients produce while the broker is killed and restarted.
     cpp = cluster.cpp("produce", topic=TOPIC, count=DURING, size=200, run_id="cpp-during", interval_ms=10)
     js = cluster.js("produce", topic=TOPIC, count=DURING // 2, size=200, run_id="js-during", interval_ms=20)
@@ -90,6 +94,12 @@ def test_sigkill_in_sync_flush_loses_no_acknowledged_message(peer_cluster: Calla
         assert any(r["t"] > killed_at + 1 for r in producer.sent), f"{producer.name} did not resume"
         for r in producer.sent:
             assert r["sha256"] == body_sha256(run, r["i"], 200)
+
+    # The consumers that lived through the crash got every acknowledged message.
+    for peer in live.values():
+        peer.wait_for(lambda rs: set(acked) <= {r.get("mark") for r in rs}, 90)
+        peer.kill()
+        assert all(m["sha256"] == acked[m["mark"]] for m in peer.messages if m["mark"] in acked)
 
     # After the restart: each group resumes where it committed.
     for kind, group in GROUPS.items():

@@ -6,7 +6,7 @@ to every member (``ConsumerManager.registerConsumer`` → ``DefaultConsumerIdsCh
 The C++ client rebalances on that notice at once (its own timer runs every 10 s; the notice is
 logged as ``notifyConsumerIdsChanged:<group>``); ali-ons ignores the notice and rebalances on its
 timer, set to 1 s here. After the split the two members read disjoint queues and together get
-every message exactly once.
+every message exactly once. When one member dies, the other takes all queues back.
 
 Retry: a consumer that answers RECONSUME_LATER makes its client send the message back
 (CONSUMER_SEND_MSG_BACK); the broker stores it in the delay queue and, once the delay level has
@@ -75,8 +75,6 @@ def test_two_members_split_the_queues(peer_cluster: Callable[..., PeerCluster], 
     while len(seen()) < COUNT and time.monotonic() < deadline:
         time.sleep(0.2)
     time.sleep(1)  # duplicates, if any, would show up now
-    a.kill()
-    b.kill()
 
     mine = [m for m in a.messages if m["topic"] == topic]
     theirs = [m for m in b.messages if m["topic"] == topic]
@@ -87,6 +85,25 @@ def test_two_members_split_the_queues(peer_cluster: Callable[..., PeerCluster], 
     assert marks == sorted(f"{run}:{i}" for i in range(COUNT))  # every message once
     for m in mine + theirs:
         assert m["sha256"] == body_sha256(run, int(m["mark"].split(":")[1]), 120)
+
+    # The second member dies (its connection closes without UNREGISTER_CLIENT): the broker drops
+    # it from the group and tells the first, which takes all queues back.
+    before = notices(a, group)
+    b.kill()
+    if first == "cpp":
+        deadline = time.monotonic() + 10
+        while notices(a, group) <= before:
+            assert time.monotonic() < deadline, f"{a.name} was not told that {b.name} left\n{a.describe()}"
+            time.sleep(0.2)
+    time.sleep(2.5)
+    later = cluster.cpp("produce", topic=topic, count=16, size=120, run_id=run + "-later").finish(60)
+    assert len(later.sent) == 16
+    deadline = time.monotonic() + 30
+    while {f"{run}-later:{i}" for i in range(16)} - seen() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    a.kill()
+    assert {f"{run}-later:{i}" for i in range(16)} <= {m["mark"] for m in a.messages}
+    assert {m["queue"] for m in a.messages if m["mark"].startswith(f"{run}-later:")} == set(range(QUEUES))
 
 
 @pytest.mark.parametrize("kind", ["cpp", "js"])
@@ -117,3 +134,21 @@ def test_failed_message_comes_back_through_the_retry_topic(peer_cluster: Callabl
     # queue go back unseen and arrive only through the retry topic (reconsumeTimes 1) as well.
     routed = cluster.route(f"%RETRY%{group}")
     assert routed is not None and [q.read_queue_nums for q in routed.queue_datas] == [1]
+
+
+def test_orderly_consumer_gets_each_queue_in_order(peer_cluster: Callable[..., PeerCluster]) -> None:
+    """The C++ orderly consumer locks its queues on the broker (LOCK_BATCH_MQ) before it consumes
+    and then sees each queue's messages in the order they were sent (send_orderly pins a queue)."""
+    require("cpp")
+    cluster = peer_cluster()
+    topic, group = "OrderTopic", "OrderGroup"
+    cluster.create_topic(topic, queues=4)
+    for queue in (1, 2):
+        sent = cluster.cpp("produce", topic=topic, count=20, size=100, run_id=f"q{queue}", queue=queue).finish(60)
+        assert [r["status"] for r in sent.sent] == ["SEND_OK"] * 20
+    got = cluster.cpp("consume", topic=topic, group=group, expect=40, timeout=60, orderly=True).finish(90)
+    for queue in (1, 2):
+        seen = [m for m in got.messages if m["mark"].startswith(f"q{queue}:")]
+        assert {m["queue"] for m in seen} == {queue}
+        assert [m["mark"] for m in seen] == [f"q{queue}:{i}" for i in range(20)]
+    assert "lockBatchMQ success" in got.cpp_log()
