@@ -175,6 +175,27 @@ class Peer:
     def messages(self) -> list[dict[str, Any]]:
         return self.events("msg")
 
+    def allocation(self, topic: str) -> set[int] | None:
+        """The queues of ``topic`` this consumer read after its last rebalance (None: none yet).
+
+        ali-ons: the driver's last ``allocated`` event. C++: the last rebalance of the topic in
+        the client's log (a ``current topic is:<topic>`` line, then one ``allocate mq:`` line per
+        queue it keeps).
+        """
+        if self.kind == "js":
+            events = self.events("allocated")
+            return set(events[-1]["queues"]) if events else None
+        last: set[int] | None = None
+        current: set[int] | None = None
+        for line in self.cpp_log().splitlines():
+            if "current topic is:" in line:
+                current = set() if line.split("current topic is:", 1)[1].startswith(f"{topic}[") else None
+                if current is not None:
+                    last = current
+            elif current is not None and f"allocate mq:MessageQueue [topic={topic}," in line:
+                current.add(int(line.split("queueId=", 1)[1].split("]", 1)[0]))
+        return last
+
     def cpp_log(self) -> str:
         """The C++ client's own log (``$HOME/logs/rocketmq-cpp/*``)."""
         return "".join(p.read_text(errors="replace") for p in sorted(self.home.glob("logs/rocketmq-cpp/*")))

@@ -150,6 +150,15 @@ async function consume(args) {
     }
     return failing ? Consumer.ACTION_RETRY : undefined;
   });
+  // ali-ons signals each change of the queues it reads; report them so that a test can tell when
+  // a rebalance has settled.
+  consumer.on(`topic_${args.topic}_queue_changed`, () => {
+    const queues = [];
+    for (const { messageQueue } of consumer.processQueueTable.values()) {
+      if (messageQueue.topic === args.topic) queues.push(Number(messageQueue.queueId));
+    }
+    emit({ event: 'allocated', queues: queues.sort((x, y) => x - y), t: Date.now() / 1000 });
+  });
   await consumer.ready();
   emit({ event: 'started', t: Date.now() / 1000 });
   const timeoutMs = Number(args.timeout) * 1000;

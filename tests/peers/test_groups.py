@@ -41,6 +41,13 @@ def start_member(cluster: PeerCluster, kind: str, topic: str, group: str) -> Pee
                         **({"rebalance_ms": 1000} if kind == "js" else {})).started()
 
 
+def settled(condition: Callable[[], bool], what: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
 def notices(peer: Peer, group: str) -> int:
     return peer.cpp_log().count(f"notifyConsumerIdsChanged:{group}") if peer.kind == "cpp" else 0
 
@@ -54,16 +61,19 @@ def test_two_members_split_the_queues(peer_cluster: Callable[..., PeerCluster], 
     cluster.create_topic(topic, queues=QUEUES)
 
     a = start_member(cluster, first, topic, group)
-    time.sleep(1.5)  # let the first member take all queues before the second arrives
+    settled(lambda: a.allocation(topic) == set(range(QUEUES)), "the first member to take every queue")
     before = notices(a, group)
     b = start_member(cluster, second, topic, group)
     if first == "cpp":
         # The broker tells the first member that the group changed; its rebalance follows at once.
-        deadline = time.monotonic() + 10
-        while notices(a, group) <= before:
-            assert time.monotonic() < deadline, f"no NOTIFY_CONSUMER_IDS_CHANGED reached {a.name}\n{a.describe()}"
-            time.sleep(0.2)
-    time.sleep(2.5)  # the rebalance itself (and ali-ons' 1 s timer)
+        settled(lambda: notices(a, group) > before, f"NOTIFY_CONSUMER_IDS_CHANGED to reach {a.name}")
+
+    def split() -> bool:
+        mine, theirs = a.allocation(topic), b.allocation(topic)
+        return bool(mine and theirs and not mine & theirs and mine | theirs == set(range(QUEUES)))
+
+    settled(split, "the members to split the queues")
+    time.sleep(0.5)  # a dropped queue's last pull may still be answered
 
     sent = cluster.cpp("produce", topic=topic, count=COUNT, size=120, run_id=run).finish(60)
     assert len(sent.sent) == COUNT
@@ -91,11 +101,8 @@ def test_two_members_split_the_queues(peer_cluster: Callable[..., PeerCluster], 
     before = notices(a, group)
     b.kill()
     if first == "cpp":
-        deadline = time.monotonic() + 10
-        while notices(a, group) <= before:
-            assert time.monotonic() < deadline, f"{a.name} was not told that {b.name} left\n{a.describe()}"
-            time.sleep(0.2)
-    time.sleep(2.5)
+        settled(lambda: notices(a, group) > before, f"{a.name} to be told that {b.name} left")
+    settled(lambda: a.allocation(topic) == set(range(QUEUES)), "the first member to take every queue back")
     later = cluster.cpp("produce", topic=topic, count=16, size=120, run_id=run + "-later").finish(60)
     assert len(later.sent) == 16
     deadline = time.monotonic() + 30
