@@ -11,6 +11,7 @@ does not exist yet: the route for TBW102 and the broker's auto-creation have to 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -135,3 +136,25 @@ def test_delay_level(peer_cluster: Callable[..., PeerCluster], kind: str) -> Non
     for m in consumer.messages:
         assert m["topic"] == topic
         assert m["t"] - sent_at[m["mark"]] >= 1.5, (m, sent_at)
+
+
+@pytest.mark.parametrize("kind", ["cpp", "js"])
+def test_new_group_starts_at_zero_while_the_queue_start_is_in_memory(
+        peer_cluster: Callable[..., PeerCluster], kind: str) -> None:
+    """Both consumers start here from the last offset (the C++ binding always, ali-ons with
+    ``--from last``), and still read messages sent before they existed: for a group without an
+    offset, the broker answers QUERY_CONSUMER_OFFSET with 0 while the queue's first message is
+    still in memory (``ConsumerManageProcessor.queryConsumerOffset``, as Java 4.9.8 does), and
+    both clients take an answered offset as where to start."""
+    require(kind, "cpp")
+    cluster = peer_cluster()
+    topic, run = f"Late_{kind}", f"late-{kind}"
+    cluster.create_topic(topic, queues=4)
+    cluster.cpp("produce", topic=topic, count=8, size=100, run_id=run).finish(60)
+    got = cluster.peer(kind, "consume", topic=topic, group=f"LateGroup_{kind}", expect=8, timeout=40,
+                       **({"from": "last"} if kind == "js" else {})).finish(60)
+    assert sorted(m["mark"] for m in got.messages) == sorted(f"{run}:{i}" for i in range(8))
+    deadline = time.monotonic() + 10  # the last commit is a oneway UPDATE_CONSUMER_OFFSET at shutdown
+    while [cluster.committed_offset(topic, f"LateGroup_{kind}", q) for q in range(4)] != [2] * 4:
+        assert time.monotonic() < deadline, [cluster.committed_offset(topic, f"LateGroup_{kind}", q) for q in range(4)]
+        time.sleep(0.2)
