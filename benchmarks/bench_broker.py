@@ -41,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from reference_broker.runtime import run_async  # noqa: E402
 from wire import FrameBuffer, RemotingCommand, decode_frame, encode_command  # noqa: E402
 from wire.aio import RemotingConnection  # noqa: E402
 
@@ -232,11 +233,11 @@ def main() -> None:
     args = ap.parse_args()
     if args.serve is not None:
         if args.serve[0] == "baseline":
-            asyncio.run(_serve_baseline())
+            run_async(_serve_baseline())
         elif args.serve[0] == "namesrv":
-            asyncio.run(_serve_namesrv(args.serve[1]))
+            run_async(_serve_namesrv(args.serve[1]))
         else:
-            asyncio.run(_serve_broker(*args.serve[1:]))
+            run_async(_serve_broker(*args.serve[1:]))
         return
     cases = [tuple(int(x) for x in c.split("x")) for c in args.cases.split(",")]
     sends = send_frames(args.body)

@@ -14,15 +14,26 @@ import asyncio
 import contextlib
 import errno
 import logging
+import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .config import ConfigError
 
-__all__ = ["EXIT_BAD_CONFIG", "EXIT_FAILED", "Service", "ServiceError", "run_foreground", "setup_logging"]
+__all__ = [
+    "EXIT_BAD_CONFIG",
+    "EXIT_FAILED",
+    "Service",
+    "ServiceError",
+    "run_async",
+    "run_foreground",
+    "setup_logging",
+]
+
+T = TypeVar("T")
 
 EXIT_FAILED = 1
 EXIT_BAD_CONFIG = 2
@@ -58,6 +69,19 @@ def setup_logging(log_file: Path | None = None, verbose: int = 0) -> None:
         root.addHandler(fh)
 
 
+def run_async(main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` on uvloop's event loop when it is installed (``MQCTL_EVENT_LOOP=asyncio`` opts
+    out), else on asyncio's own. uvloop roughly halves the cost of every socket read and write."""
+    if os.environ.get("MQCTL_EVENT_LOOP", "").lower() != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            pass
+        else:
+            return uvloop.run(main)
+    return asyncio.run(main)
+
+
 def _address_in_use(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL)
 
@@ -79,7 +103,7 @@ def run_foreground(make: Callable[[], Service], what: str,
             log.info("%s: shutting down", what)
 
     try:
-        asyncio.run(main())
+        run_async(main())
     except ConfigError as exc:
         log.error("%s: bad configuration: %s", what, exc)
         return EXIT_BAD_CONFIG

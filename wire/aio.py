@@ -36,7 +36,7 @@ import inspect
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from .codes import ResponseCode, SerializeType
 from .errors import DecodeError, WireError
@@ -113,8 +113,8 @@ class RemotingConnection(asyncio.Protocol):
     # ------------------------------------------------------------------ asyncio.Protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # uvloop's transports do not derive from asyncio.Transport, but offer the same methods
+        self._transport = cast(asyncio.Transport, transport)
         peer = transport.get_extra_info("peername")
         sock = transport.get_extra_info("sockname")
         if peer:
