@@ -14,8 +14,12 @@ into a sans-IO :class:`wire.FrameBuffer`; each decoded command is either
   (NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE, …). The handler returns the response,
   ``None`` for no response, or an awaitable of either (long polling, group commit): plain return
   values are written at once, awaitables run as tasks so that one slow request never stalls the
-  others on the same connection. Oneway requests (flag bit 1) never get a response. A handler
-  that raises produces SYSTEM_ERROR with the exception's text, as ``NettyRemotingAbstract`` does.
+  others on the same connection. A coroutine is first run up to its first suspension in place,
+  as an eager task would be (Python 3.12's ``eager_task_factory``): the many that never suspend
+  (a send in ASYNC_FLUSH) are answered without a task. Such a first step runs outside any task
+  (``asyncio.current_task()`` is ``None`` there) and in the connection's context. Oneway requests
+  (flag bit 1) never get a response. A handler that raises produces SYSTEM_ERROR with the
+  exception's text, as ``NettyRemotingAbstract`` does.
 
 A malformed frame from the peer is a remote protocol error: the connection is closed (Java's
 ``NettyDecoder`` closes the channel) and the error is logged with its byte offset; no other
@@ -35,13 +39,14 @@ import contextlib
 import inspect
 import itertools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from types import CoroutineType
 from typing import Any, cast
 
 from .codes import ResponseCode, SerializeType
 from .errors import DecodeError, WireError
 from .framing import MAX_TOTAL_LENGTH, FrameBuffer
-from .remoting import FLAG_ONEWAY, RemotingCommand, decode_frame, encode_command
+from .remoting import FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand, decode_frame, encode_command
 
 __all__ = [
     "ConnectError",
@@ -171,7 +176,7 @@ class RemotingConnection(asyncio.Protocol):
     # ------------------------------------------------------------------ dispatch
 
     def _dispatch(self, cmd: RemotingCommand) -> None:
-        if cmd.is_response:
+        if cmd.flag & FLAG_RESPONSE:
             fut = self._pending.pop(cmd.opaque, None)
             if fut is not None and not fut.done():
                 fut.set_result(cmd)
@@ -184,12 +189,37 @@ class RemotingConnection(asyncio.Protocol):
             log.exception("handler failed for %s", cmd)
             self._reply(cmd, cmd.response(ResponseCode.SYSTEM_ERROR, _describe(exc)))
             return
-        if inspect.isawaitable(result):
-            task = asyncio.ensure_future(self._finish(cmd, result))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        if result is None or type(result) is RemotingCommand:
+            self._reply(cmd, result)
+        elif type(result) is CoroutineType:
+            self._step(cmd, result)
+        elif inspect.isawaitable(result):
+            self._spawn(cmd, result)
         else:
             self._reply(cmd, result)
+
+    def _step(self, cmd: RemotingCommand, coro: Coroutine[Any, Any, RemotingCommand | None]) -> None:
+        """Run a handler's coroutine up to its first suspension right here, as an eager task
+        would: most finish without one (a send in ASYNC_FLUSH, a pull that finds messages) and
+        are answered in this dispatch batch, with no task, no extra loop pass and no callbacks.
+        One that suspends continues as a task from where it stopped."""
+        try:
+            yielded = coro.send(None)
+        except StopIteration as stop:
+            self._reply(cmd, stop.value)
+            return
+        except asyncio.CancelledError:
+            return  # as a cancelled task: no answer
+        except Exception as exc:
+            log.exception("handler failed for %s", cmd)
+            self._reply(cmd, cmd.response(ResponseCode.SYSTEM_ERROR, _describe(exc)))
+            return
+        self._spawn(cmd, _Resumed(coro, yielded))
+
+    def _spawn(self, cmd: RemotingCommand, pending: Awaitable[RemotingCommand | None]) -> None:
+        task = asyncio.ensure_future(self._finish(cmd, pending))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _finish(self, cmd: RemotingCommand, pending: Awaitable[RemotingCommand | None]) -> None:
         try:
@@ -290,6 +320,34 @@ class RemotingConnection(asyncio.Protocol):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class _Resumed:
+    """The rest of a coroutine whose first step already ran (:meth:`RemotingConnection._step`):
+    awaiting it hands the task what the coroutine yielded (a future it waits on, or ``None`` for a
+    bare yield), then passes whatever the task sends or throws (a cancellation) back in."""
+
+    __slots__ = ("_coro", "_yielded")
+
+    def __init__(self, coro: Coroutine[Any, Any, RemotingCommand | None], yielded: Any) -> None:
+        self._coro = coro
+        self._yielded = yielded
+
+    def __await__(self) -> Generator[Any, Any, RemotingCommand | None]:
+        coro, yielded = self._coro, self._yielded
+        while True:
+            try:
+                sent = yield yielded
+            except BaseException as exc:
+                try:
+                    yielded = coro.throw(exc)
+                except StopIteration as stop:
+                    return cast("RemotingCommand | None", stop.value)
+            else:
+                try:
+                    yielded = coro.send(sent)
+                except StopIteration as stop:
+                    return cast("RemotingCommand | None", stop.value)
 
 
 def _describe(exc: BaseException) -> str:

@@ -79,6 +79,7 @@ __all__ = [
     "encode_command",
     "encode_header",
     "encode_json_header",
+    "encode_json_header_dumps",
 ]
 
 #: flag bit 0 (RPC_TYPE): the command is a response
@@ -210,8 +211,26 @@ class RemotingCommand:
     ) -> RemotingCommand:
         """The response to this request: same opaque, flag bit 0 set, same serialize type
         (the 4.9.4–4.9.8 rule) unless another is given."""
+        code = int(code)
+        if (serialize_type is None and version is None and language is LanguageCode.JAVA
+                and -0x8000 <= code <= 0x7FFF and (remark is None or type(remark) is str)
+                and (body is None or type(body) is bytes)):
+            # every field is valid for both serialize types as it stands: the checks of
+            # __post_init__ would change nothing, so the answer is built without them
+            ext: dict[str, str] = {}
+            if ext_fields:
+                for k, v in ext_fields.items():
+                    if type(k) is not str or type(v) is not str:
+                        break
+                    ext[k] = v
+                else:
+                    return _build(code, LanguageCode.JAVA, DEFAULT_VERSION, self.opaque, FLAG_RESPONSE,
+                                  remark, ext, body or None, self.serialize_type)
+            else:
+                return _build(code, LanguageCode.JAVA, DEFAULT_VERSION, self.opaque, FLAG_RESPONSE,
+                              remark, ext, body or None, self.serialize_type)
         st = self.serialize_type if serialize_type is None else serialize_type
-        return RemotingCommand(int(code), language, DEFAULT_VERSION if version is None else version,
+        return RemotingCommand(code, language, DEFAULT_VERSION if version is None else version,
                                self.opaque, FLAG_RESPONSE, remark, dict(ext_fields or {}), body, st)
 
     def replace(self, **changes: Any) -> RemotingCommand:
@@ -244,22 +263,36 @@ def _ext_strings(ext: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+_new = object.__new__
+(_set_code, _set_language, _set_version, _set_opaque, _set_flag, _set_remark, _set_ext, _set_body,
+ _set_st, _set_wire_ext) = (getattr(RemotingCommand, name).__set__ for name in (
+    "code", "language", "version", "opaque", "flag", "remark", "ext_fields", "body", "serialize_type",
+    "wire_ext"))
+
+
+def _build(code: int, language: LanguageCode | int | str, version: int, opaque: int, flag: int,
+           remark: str | None, ext: dict[str, str], body: bytes | None, st: SerializeType) -> RemotingCommand:
+    """Build without re-validating, for values that are valid by construction (decoders, and
+    :meth:`RemotingCommand.response` once it has checked them). The frozen dataclass's slots are
+    written through their descriptors, the cheapest way past ``__setattr__``."""
+    cmd = _new(RemotingCommand)
+    _set_code(cmd, code)
+    _set_language(cmd, language)
+    _set_version(cmd, version)
+    _set_opaque(cmd, opaque)
+    _set_flag(cmd, flag)
+    _set_remark(cmd, remark)
+    _set_ext(cmd, ext)
+    _set_body(cmd, body)
+    _set_st(cmd, st)
+    _set_wire_ext(cmd, None)
+    return cmd
+
+
 def _trusted(code: int, language: LanguageCode | int | str, version: int, opaque: int, flag: int,
              remark: str | None, ext: dict[str, str], st: SerializeType) -> RemotingCommand:
-    """Build without re-validating: for decoders whose output is valid by construction."""
-    cmd = object.__new__(RemotingCommand)
-    s = object.__setattr__
-    s(cmd, "code", code)
-    s(cmd, "language", language)
-    s(cmd, "version", version)
-    s(cmd, "opaque", opaque)
-    s(cmd, "flag", flag)
-    s(cmd, "remark", remark)
-    s(cmd, "ext_fields", ext)
-    s(cmd, "body", None)
-    s(cmd, "serialize_type", st)
-    s(cmd, "wire_ext", None)
-    return cmd
+    """A decoded header, without a body yet."""
+    return _build(code, language, version, opaque, flag, remark, ext, None, st)
 
 
 # ====================================================================== ROCKETMQ binary header
@@ -426,6 +459,7 @@ _JSON_DECODER = json.JSONDecoder(parse_float=Decimal)
 # one JSON value from an index, without the two whitespace scans of JSONDecoder.decode
 _JSON_SCAN = json.scanner.make_scanner(cast(Any, _JSON_DECODER))
 _I32_MIN, _I32_MAX = _INT32
+_LANG_BY_NAME: dict[str, LanguageCode] = dict(LanguageCode.__members__)
 
 
 def _fast_json_header(data: bytes) -> RemotingCommand | None:
@@ -441,15 +475,13 @@ def _fast_json_header(data: bytes) -> RemotingCommand | None:
         return None  # whitespace around it, or more after it: the general path decides
     get = obj.get
     code, flag, opaque, version = get("code", 0), get("flag", 0), get("opaque", 0), get("version", 0)
-    if not (type(code) is int and type(flag) is int and type(opaque) is int and type(version) is int
+    if not (type(code) is type(flag) is type(opaque) is type(version) is int
             and _I32_MIN <= code <= _I32_MAX and _I32_MIN <= flag <= _I32_MAX
             and _I32_MIN <= opaque <= _I32_MAX and _I32_MIN <= version <= _I32_MAX):
         return None
     lang_raw = get("language", "JAVA")
-    if type(lang_raw) is not str:
-        return None
     remark = get("remark")
-    if remark is not None and type(remark) is not str:
+    if type(lang_raw) is not str or (remark is not None and type(remark) is not str):
         return None
     ext = get("extFields")
     if ext is None:
@@ -460,8 +492,8 @@ def _fast_json_header(data: bytes) -> RemotingCommand | None:
         for v in ext.values():
             if type(v) is not str:
                 return None
-    return _trusted(code, LanguageCode.__members__.get(lang_raw, lang_raw), version, opaque, flag, remark,
-                    ext, SerializeType.JSON)
+    return _build(code, _LANG_BY_NAME.get(lang_raw, lang_raw), version, opaque, flag, remark, ext, None,
+                  SerializeType.JSON)
 
 
 def decode_json_header(data: bytes) -> RemotingCommand:
@@ -505,8 +537,47 @@ def decode_json_header(data: bytes) -> RemotingCommand:
     return _trusted(code, language, version, opaque, flag, remark, ext, SerializeType.JSON)
 
 
+#: ``json.dumps``' own string writer for ``ensure_ascii=False`` (its C version when there is one)
+_json_str = json.encoder.encode_basestring
+_LANG_JSON = {lang: _json_str(lang.name) for lang in LanguageCode}
+
+
 def encode_json_header(cmd: RemotingCommand) -> bytes:
-    """Encode ``cmd``'s header as fastjson would: sorted properties, nulls left out."""
+    """Encode ``cmd``'s header as fastjson would: sorted properties, nulls left out.
+
+    The text is put together directly, with the string writer ``json.dumps`` uses, for the
+    header fields as they always are (ints, a known or named language, str ext entries);
+    :func:`encode_json_header_dumps` is the reference it must equal byte for byte (a
+    differential test holds them together) and takes any other case."""
+    lang = cmd.language
+    if type(lang) is LanguageCode:
+        lang_json = _LANG_JSON[lang]
+    elif type(lang) is str:
+        lang_json = _json_str(lang)
+    else:
+        return encode_json_header_dumps(cmd)
+    ext = cmd.ext_fields
+    if ext:
+        try:
+            entries = ",".join([_json_str(k) + ":" + _json_str(v) for k, v in ext.items()])
+        except TypeError:
+            return encode_json_header_dumps(cmd)
+        text = (f'{{"code":{cmd.code:d},"extFields":{{{entries}}},"flag":{cmd.flag:d},"language":{lang_json},'
+                f'"opaque":{cmd.opaque:d}')
+    else:
+        text = f'{{"code":{cmd.code:d},"flag":{cmd.flag:d},"language":{lang_json},"opaque":{cmd.opaque:d}'
+    remark = cmd.remark
+    if remark is not None:
+        if type(remark) is not str:
+            return encode_json_header_dumps(cmd)
+        text += ',"remark":' + _json_str(remark)
+    text += f',"serializeTypeCurrentRPC":"JSON","version":{cmd.version:d}}}'
+    # an unpaired surrogate becomes '?', as Java's String.getBytes(UTF_8) writes it
+    return text.encode("utf-8", "replace")
+
+
+def encode_json_header_dumps(cmd: RemotingCommand) -> bytes:
+    """:func:`encode_json_header` through ``json.dumps`` (the reference for its fast path)."""
     lang = cmd.language
     lang_json = lang.name if isinstance(lang, LanguageCode) else lang
     obj: dict[str, Any] = {"code": cmd.code}
@@ -554,7 +625,7 @@ def decode_frame(frame: Frame) -> RemotingCommand:
         raise DecodeError(f"header does not decode: {exc}", offset=frame.offset + 8, field="header",
                           frame_index=frame.index) from None
     if frame.body:
-        object.__setattr__(cmd, "body", frame.body)
+        _set_body(cmd, frame.body)
     return cmd
 
 

@@ -9,7 +9,15 @@ import struct
 
 import pytest
 
-from wire import RemotingCommand, ResponseCode, SerializeType, decode_command, encode_command
+from wire import (
+    FrameBuffer,
+    RemotingCommand,
+    ResponseCode,
+    SerializeType,
+    decode_command,
+    decode_frame,
+    encode_command,
+)
 from wire.aio import ConnectError, RemotingConnection, RequestTimeout, connect, start_server
 
 
@@ -152,3 +160,134 @@ def test_connect_refused_is_a_connect_error() -> None:
         port = s.getsockname()[1]
     with pytest.raises(ConnectError, match="cannot connect"):
         run(connect("127.0.0.1", port, timeout=1))
+
+
+class _Transport:
+    """Collects what a connection writes, so a test can see which answers one read produced."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closing = False
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def get_extra_info(self, name: str):
+        return ("127.0.0.1", 1)
+
+    def close(self) -> None:
+        self.closing = True
+
+    abort = close
+
+    def frames(self) -> list[RemotingCommand]:
+        fb = FrameBuffer()
+        fb.feed(b"".join(self.writes))
+        return [decode_frame(f) for f in fb]
+
+
+def _feed(handler, *requests: RemotingCommand) -> tuple[RemotingConnection, _Transport]:
+    conn = RemotingConnection(handler)
+    transport = _Transport()
+    conn.connection_made(transport)
+    conn.data_received(b"".join(encode_command(r) for r in requests))
+    return conn, transport
+
+
+def test_coroutines_that_never_suspend_are_answered_in_the_same_read() -> None:
+    async def main():
+        ran_in: list[object] = []
+
+        async def answer(req: RemotingCommand):
+            ran_in.append(asyncio.current_task())
+            return req.response(remark=f"r{req.opaque}")
+
+        requests = (RemotingCommand.request(1, opaque=i) for i in (5, 6, 7))
+        conn, transport = _feed(lambda c, r: answer(r), *requests)
+        # one write, before the loop ever ran again; the coroutines ran in the caller (here this
+        # test's task; a socket's callback runs in none) and no task was made for them
+        assert len(transport.writes) == 1 and not conn._tasks
+        assert ran_in == [asyncio.current_task()] * 3
+        assert [(c.opaque, c.remark, c.is_response) for c in transport.frames()] == [
+            (5, "r5", True), (6, "r6", True), (7, "r7", True)]
+    run(main())
+
+
+def test_a_coroutine_that_suspends_goes_on_as_a_task() -> None:
+    async def main():
+        gate = asyncio.get_running_loop().create_future()
+        steps: list[str] = []
+
+        async def answer(req: RemotingCommand):
+            steps.append("first")
+            value = await gate  # a future: the task must get it and send its result back in
+            steps.append(f"gate {value}")
+            await asyncio.sleep(0)  # a bare yield
+            await asyncio.sleep(0.01)
+            return req.response(remark=f"after {value}")
+
+        conn, transport = _feed(lambda c, r: answer(r), RemotingCommand.request(1, opaque=9))
+        assert steps == ["first"] and transport.writes == [] and len(conn._tasks) == 1
+        gate.set_result("open")
+        while conn._tasks:
+            await asyncio.sleep(0.005)
+        assert steps == ["first", "gate open"]
+        assert [(c.opaque, c.remark) for c in transport.frames()] == [(9, "after open")]
+    run(main())
+
+
+def test_coroutine_errors_before_and_after_a_suspension_give_system_error() -> None:
+    async def main():
+        async def answer(req: RemotingCommand):
+            if req.opaque == 1:
+                raise ValueError("at once")
+            await asyncio.sleep(0)
+            raise KeyError("later")
+
+        conn, transport = _feed(lambda c, r: answer(r), RemotingCommand.request(1, opaque=1),
+                                RemotingCommand.request(1, opaque=2))
+        while conn._tasks:
+            await asyncio.sleep(0.005)
+        got = {c.opaque: (c.code, c.remark) for c in transport.frames()}
+        assert got == {1: (ResponseCode.SYSTEM_ERROR, "ValueError: at once"),
+                       2: (ResponseCode.SYSTEM_ERROR, "KeyError: 'later'")}
+    run(main())
+
+
+def test_a_suspended_coroutine_is_cancelled_with_its_connection() -> None:
+    async def main():
+        cleaned: list[str] = []
+
+        async def answer(req: RemotingCommand):
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                cleaned.append("cancelled")  # the cancellation reaches the handler's own frame
+                raise
+            return req.response()
+
+        conn, transport = _feed(lambda c, r: answer(r), RemotingCommand.request(1, opaque=3))
+        await asyncio.sleep(0.01)
+        (task,) = conn._tasks
+        conn.connection_lost(None)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert cleaned == ["cancelled"] and transport.writes == []
+    run(main())
+
+
+def test_oneway_coroutines_run_but_get_no_answer() -> None:
+    async def main():
+        seen: list[int] = []
+
+        async def answer(req: RemotingCommand):
+            seen.append(req.opaque)
+            return req.response()
+
+        oneway = RemotingCommand.request(1, oneway=True).replace(opaque=4)
+        _, transport = _feed(lambda c, r: answer(r), oneway, RemotingCommand.request(1, opaque=8))
+        assert seen == [4, 8] and [c.opaque for c in transport.frames()] == [8]
+    run(main())

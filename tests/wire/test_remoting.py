@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wire import (
+    DEFAULT_VERSION,
     DecodeError,
     EncodeError,
     LanguageCode,
@@ -24,6 +25,7 @@ from wire.remoting import (
     decode_json_header,
     encode_binary_header,
     encode_json_header,
+    encode_json_header_dumps,
 )
 
 ROCKETMQ = SerializeType.ROCKETMQ
@@ -198,3 +200,57 @@ def test_unpaired_surrogates_are_written_as_question_marks() -> None:
     assert b'"remark":"x?y"' in encode_json_header(cmd)
     binary = cmd.replace(serialize_type=ROCKETMQ)
     assert decode_binary_header(encode_binary_header(binary)).remark == "x?y"
+
+
+json_headers = st.builds(
+    RemotingCommand,
+    code=st.integers(-(2**31), 2**31 - 1) | st.sampled_from(list(RequestCode)),
+    language=st.sampled_from(list(LanguageCode)) | st.integers(14, 255) | st.text(),
+    version=st.integers(-(2**31), 2**31 - 1),
+    opaque=st.integers(-(2**31), 2**31 - 1),
+    flag=st.integers(-(2**31), 2**31 - 1),
+    remark=st.none() | st.text(),
+    # any code point, unpaired surrogates and the characters JSON must escape included
+    ext_fields=st.dictionaries(st.text(), st.text() | st.sampled_from(['"', "\\", "\x00\x1f", "\ud800", "é€𝄞"]),
+                               max_size=8),
+)
+
+
+@given(json_headers)
+def test_json_writer_equals_json_dumps(cmd: RemotingCommand) -> None:
+    assert encode_json_header(cmd) == encode_json_header_dumps(cmd)
+
+
+def test_json_writer_vectors() -> None:
+    cmd = RemotingCommand(ResponseCode.SUCCESS, LanguageCode.CPP, 409, 7, 1, 'q"\\\n',
+                          {"msgId": "AB", "k\u00e9": "\u20ac\x01"})
+    expected = ('{"code":0,"extFields":{"msgId":"AB","k\u00e9":"\u20ac\\u0001"},"flag":1,"language":"CPP",'
+                '"opaque":7,"remark":"q\\"\\\\\\n","serializeTypeCurrentRPC":"JSON","version":409}')
+    assert encode_json_header(cmd) == expected.encode()
+    assert encode_json_header(cmd.replace(language="GO")).count(b'"language":"GO"') == 1
+    assert b'"language":99' in encode_json_header(cmd.replace(language=99))
+
+
+ext_values = st.one_of(st.text(), st.integers(-(2**63), 2**63), st.booleans(), st.none())
+
+
+@given(
+    req=headers | json_headers,
+    code=st.integers(-(2**31), 2**31 - 1) | st.sampled_from(list(ResponseCode)),
+    remark=st.none() | st.text(),
+    ext=st.none() | st.dictionaries(st.text(), ext_values, max_size=5),
+    body=st.none() | st.binary(max_size=8) | st.builds(bytearray, st.binary(max_size=8)),
+)
+def test_response_shortcut_builds_what_the_constructor_builds(req, code, remark, ext, body) -> None:
+    try:
+        expected = RemotingCommand(int(code), LanguageCode.JAVA, DEFAULT_VERSION, req.opaque, 1, remark,
+                                   dict(ext or {}), body, req.serialize_type)
+    except EncodeError:
+        with pytest.raises(EncodeError):
+            req.response(code, remark, ext, body)
+        return
+    got = req.response(code, remark, ext, body)
+    assert got == expected
+    assert [type(getattr(got, f)) for f in ("code", "language", "body", "serialize_type")] == [
+        type(getattr(expected, f)) for f in ("code", "language", "body", "serialize_type")]
+    assert encode_command(got) == encode_command(expected)
