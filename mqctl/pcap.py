@@ -194,34 +194,44 @@ def _decode(out: Output, files: list[Path], *, fmt: str, follow: int | None, fil
 
 def _decode_jsonl(out: Output, files: list[Path], *, bodies: str, roles: PortRoles,
                   many: bool) -> dict[str, int]:
-    """Every row as a JSON line: the bulk path, kept to one tight loop per file."""
-    from wire.capture import CaptureDecoder, CaptureFileError, ProblemRow, decode_capture
+    """Every row as a JSON line: the bulk path. Rows come from the decoder in lists, are turned
+    into text a list at a time and written as UTF-8 in one call per list."""
+    from wire.capture import CaptureDecoder, CaptureFileError, ProblemRow
+    from wire.capture.decoder import decode_batches
     from wire.capture.fields import JsonLines
 
     problems: dict[str, int] = {}
-    write = sys.stdout.write
+    write = _utf8_writer()
     with _progress(out, files) as update:
         for i, f in enumerate(files):
-            line = JsonLines(bodies=bodies, capture=str(f) if many else None)
-            buf: list[str] = []
+            lines = JsonLines(bodies=bodies, capture=str(f) if many else None).lines
             try:
-                for row in decode_capture(f, decoder=CaptureDecoder(roles=roles, capture=str(f)),
-                                          on_progress=lambda pos, i=i: update(i, pos)):
-                    if type(row) is ProblemRow:
-                        problems[row.verdict] = problems.get(row.verdict, 0) + 1
-                    buf.append(line(row))
-                    if len(buf) >= _BATCH:
-                        buf.append("")
-                        write("\n".join(buf))
-                        buf = []
+                for rows in decode_batches(f, decoder=CaptureDecoder(roles=roles, capture=str(f)),
+                                           on_progress=lambda pos, i=i: update(i, pos), batch=_BATCH):
+                    for row in rows:
+                        if type(row) is ProblemRow:
+                            problems[row.verdict] = problems.get(row.verdict, 0) + 1
+                    write(lines(rows))
             except CaptureFileError as err:
                 raise CliError(str(err)) from None
-            finally:
-                if buf:
-                    buf.append("")
-                    write("\n".join(buf))
     sys.stdout.flush()
     return problems
+
+
+def _utf8_writer() -> Callable[[str], Any]:
+    """A function writing text to standard output as UTF-8, straight to its byte stream when it has
+    one. A lone surrogate (a JSON header may escape one) is written as its JSON escape (``\\ud800``),
+    which is what ``backslashreplace`` gives for the only characters UTF-8 cannot encode."""
+    sys.stdout.flush()
+    raw = getattr(sys.stdout, "buffer", None)
+    if raw is None:
+        return sys.stdout.write
+    write = raw.write
+
+    def write_utf8(text: str) -> None:
+        write(text.encode("utf-8", "backslashreplace"))
+
+    return write_utf8
 
 
 class _Writer:

@@ -31,12 +31,12 @@ from ..framing import MAX_TOTAL_LENGTH, PREFIX
 from ..remoting import FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand, decode_command
 from .packets import PacketError, parse_packet
 from .ports import ROLES, PortRoles
-from .records import read_records
+from .records import CaptureSource
 from .rows import CommandRow, Conversation, HaRow, ProblemRow, Row
 from .streams import HaHalf, RemotingHalf, plausible_frame_start
 from .tcp import DEFAULT_MAX_BUFFERED, TcpConnection, TcpReassembler
 
-__all__ = ["CaptureDecoder", "ConnectionDecoder", "decode_capture"]
+__all__ = ["CaptureDecoder", "ConnectionDecoder", "decode_batches", "decode_capture"]
 
 _ETH_IP4_TCP = struct.Struct(">H8x4s4sHHIIBB")  # from the IPv4 total length to the TCP flags
 
@@ -310,11 +310,28 @@ def decode_capture(path: str | Path, *, roles: PortRoles | None = None, decoder:
     non-capture file raises :class:`~wire.capture.records.CaptureFileError` when the damage is
     reached (rows before it have been yielded).
     """
+    for rows in decode_batches(path, roles=roles, decoder=decoder, on_progress=on_progress):
+        yield from rows
+
+
+def decode_batches(path: str | Path, *, roles: PortRoles | None = None, decoder: CaptureDecoder | None = None,
+                   on_progress: Callable[[int], None] | None = None, batch: int = 256) -> Iterator[list[Row]]:
+    """The rows of :func:`decode_capture` in lists of about ``batch`` (never empty), for consumers
+    that handle rows in bulk. Classic pcap files go through the hot loop of
+    :mod:`wire.capture.hotpath`; pcapng records are fed one by one."""
+    from .hotpath import decode_classic
+
     dec = decoder if decoder is not None else CaptureDecoder(roles=roles, capture=str(path))
-    feed = dec.feed
-    for number, ts, linktype, data in read_records(path, on_progress=on_progress):
-        feed(number, ts, linktype, data)
-        if len(dec.rows) >= 64:
-            yield from dec.take()
+    with CaptureSource(path, on_progress=on_progress) as source:
+        if source.classic is not None:
+            yield from decode_classic(dec, source.classic, batch=batch)
+        else:
+            feed = dec.feed
+            for number, ts, linktype, data in source.records():
+                feed(number, ts, linktype, data)
+                if len(dec.rows) >= batch:
+                    yield dec.take()
     dec.finish()
-    yield from dec.take()
+    rows = dec.take()
+    if rows:
+        yield rows

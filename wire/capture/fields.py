@@ -35,10 +35,10 @@ from decimal import Decimal
 from json.encoder import encode_basestring as _encode_basestring
 from typing import Any
 
-from ..codes import RequestCode, ResponseCode, version_name
+from ..codes import RequestCode, ResponseCode, SerializeType, version_name
 from ..errors import DecodeError
 from ..remoting import FLAG_ONEWAY, FLAG_RESPONSE
-from .rows import DIRECTIONS, CommandRow, HaRow, Row
+from .rows import DIRECTIONS, CommandRow, Conversation, HaRow, Row
 
 __all__ = [
     "BODY_MODES",
@@ -354,83 +354,112 @@ def headline(row: Row) -> str:
 
 
 class JsonLines:
-    """``row`` → one line of JSON: the same object as ``row_fields`` (same keys, same order), built
+    """Rows as JSON lines: each line is the object of ``row_fields`` (same keys, same order), built
     directly for command rows without decoded bodies, which is what bulk ``-o jsonl`` spends its
-    time on. A differential test holds it to ``json.dumps(row_fields(row))``."""
+    time on. A differential test holds it to ``json.dumps(row_fields(row))``.
+
+    The parts of a line that repeat from row to row are kept as ready text: the connection part
+    (stream, addresses, ports, role) per conversation and direction, and the type/code/flag and
+    language/version parts per combination seen. The caches are emptied when they grow large, so
+    a capture of random codes cannot make them grow without bound.
+    """
+
+    #: entries a text cache may hold before it is emptied
+    CACHE_LIMIT = 4096
 
     def __init__(self, *, bodies: str = "none", capture: str | None = None) -> None:
         self.bodies = bodies
         self.capture = capture
         self._encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-        self._conv: dict[tuple[int, int], tuple[Any, str]] = {}
-        self._mid: dict[tuple[int, int, Any], tuple[str, str]] = {}
-        self._tail: dict[tuple[Any, int], str] = {}
+        self._conv: dict[Conversation, tuple[str, str]] = {}
+        self._mid: dict[tuple[Any, ...], tuple[str, str, str]] = {}
         self._keys: dict[str, str] = {}
         self._head = (f',"frame.file":{_jstr(capture)},"rocketmq.row":' if capture is not None
                       else ',"rocketmq.row":')
 
     def __call__(self, row: Row) -> str:
-        if type(row) is not CommandRow or self.bodies == "decoded":
-            return self._encode(row_fields(row, bodies=self.bodies, capture=self.capture))
+        """One row's line (without the newline)."""
+        return self.lines((row,))[:-1]
+
+    def lines(self, rows: Iterable[Row]) -> str:
+        """Every row's line, each ending with a newline, as one string."""
         enc = _encode_basestring
-        conv = row.conv
-        d = row.direction
-        cached = self._conv.get((id(conv), d))
-        if cached is None or cached[0] is not conv:
-            src, sport, dst, dport = conv.endpoints(d)
-            cached = (conv, f',"tcp.stream":{conv.index},"ip.src":{enc(src)},"tcp.srcport":{sport},'
-                            f'"ip.dst":{enc(dst)},"tcp.dstport":{dport},"rocketmq.kind":"command",'
-                            f'"rocketmq.direction":"{DIRECTIONS[d]}","rocketmq.role":{_jval(conv.role)},')
-            self._conv[(id(conv), d)] = cached
-        cmd = row.command
-        flag = cmd.flag
-        key = (flag, cmd.code, cmd.serialize_type)
-        mid = self._mid.get(key)
-        if mid is None:
-            mid = self._mid[key] = self._middle(flag, cmd.code, cmd.serialize_type.name)
-        key2 = (cmd.language, cmd.version)
-        tail = self._tail.get(key2)
-        if tail is None:
-            lang = cmd.language
-            tail = self._tail[key2] = (
-                f',"rocketmq.language":{enc(lang.name) if isinstance(lang, enum.Enum) else _jval(lang)},'
-                f'"rocketmq.version":{cmd.version},"rocketmq.version_name":{enc(version_name(cmd.version))}')
-        line = (f'{{"frame.number":{row.record},"frame.time_epoch":{row.ts!r}{self._head}{row.number}'
-                f'{cached[1]}"rocketmq.offset":{row.offset},"rocketmq.length":{row.size}{mid[0]}'
-                f'{row.header_length}{mid[1]}{cmd.opaque}{tail}')
-        parts = [line]
-        if cmd.remark is not None:
-            parts.append(',"rocketmq.remark":' + enc(cmd.remark))
+        head = self._head
+        convs = self._conv
+        mids = self._mid
         keys = self._keys
-        for k, v in cmd.ext_fields.items():
-            kk = keys.get(k)
-            if kk is None:
-                kk = keys[k] = "," + enc("rocketmq.ext." + k) + ":"
-            parts.append(kk)
-            parts.append(enc(v))
-        body = cmd.body
-        if body:
-            parts.append(f',"rocketmq.body_length":{len(body)}')
-            if self.bodies != "none":
-                parts.append(',"rocketmq.body":' + enc(_text(body) if self.bodies == "text" else body.hex()))
-        else:
-            parts.append(',"rocketmq.body_length":0')
-        req = row.request
-        if req is not None:
-            rc = req.command.code
-            parts.append(f',"rocketmq.request_code":{rc},"rocketmq.request_code_name":'
-                         f'{enc(code_name(rc, False))},"rocketmq.request_row":{req.number},'
-                         f'"rocketmq.latency":{row.ts - req.ts_end!r}')
-        parts.append("}")
-        return "".join(parts)
+        bodies = self.bodies
+        fast = bodies != "decoded"
+        out: list[str] = []
+        append = out.append
+        for row in rows:
+            if type(row) is not CommandRow or not fast:
+                append(self._encode(row_fields(row, bodies=bodies, capture=self.capture)))
+                append("\n")
+                continue
+            ts, _ts_end, conv, d, offset, _frame_no, size, record, header_length, cmd, req, number = row
+            where = convs.get(conv)
+            if where is None:
+                if len(convs) >= self.CACHE_LIMIT:
+                    convs.clear()
+                where = convs[conv] = (self._where(conv, 0), self._where(conv, 1))
+            flag = cmd.flag
+            code = cmd.code
+            key = (flag, code, cmd.serialize_type, cmd.language, cmd.version)
+            mid = mids.get(key)
+            if mid is None:
+                if len(mids) >= self.CACHE_LIMIT:
+                    mids.clear()
+                mid = mids[key] = self._middle(*key)
+            append(f'{{"frame.number":{record},"frame.time_epoch":{ts!r}{head}{number}{where[d]}'
+                   f'"rocketmq.offset":{offset},"rocketmq.length":{size}{mid[0]}{header_length}{mid[1]}'
+                   f'{cmd.opaque}{mid[2]}')
+            if cmd.remark is not None:
+                append(',"rocketmq.remark":' + enc(cmd.remark))
+            for k, v in cmd.ext_fields.items():
+                kk = keys.get(k)
+                if kk is None:
+                    if len(keys) >= self.CACHE_LIMIT:
+                        keys.clear()
+                    kk = keys[k] = "," + enc("rocketmq.ext." + k) + ":"
+                append(kk)
+                append(enc(v))
+            body = cmd.body
+            if body:
+                append(f',"rocketmq.body_length":{len(body)}')
+                if bodies != "none":
+                    append(',"rocketmq.body":' + enc(_text(body) if bodies == "text" else body.hex()))
+            else:
+                append(',"rocketmq.body_length":0')
+            if req is not None:
+                rc = req.command.code
+                append(f',"rocketmq.request_code":{rc},"rocketmq.request_code_name":'
+                       f'{enc(code_name(rc, False))},"rocketmq.request_row":{req.number},'
+                       f'"rocketmq.latency":{ts - req.ts_end!r}}}\n')
+            else:
+                append("}\n")
+        return "".join(out)
 
     @staticmethod
-    def _middle(flag: int, code: int, serialize_type: str) -> tuple[str, str]:
+    def _where(conv: Conversation, d: int) -> str:
+        src, sport, dst, dport = conv.endpoints(d)
+        enc = _encode_basestring
+        return (f',"tcp.stream":{conv.index},"ip.src":{enc(src)},"tcp.srcport":{sport},'
+                f'"ip.dst":{enc(dst)},"tcp.dstport":{dport},"rocketmq.kind":"command",'
+                f'"rocketmq.direction":"{DIRECTIONS[d]}","rocketmq.role":{_jval(conv.role)},')
+
+    @staticmethod
+    def _middle(flag: int, code: int, serialize_type: SerializeType, language: Any,
+                version: int) -> tuple[str, str, str]:
+        enc = _encode_basestring
         response = bool(flag & FLAG_RESPONSE)
-        return (f',"rocketmq.serialize_type":"{serialize_type}","rocketmq.header_length":',
+        lang = enc(language.name) if isinstance(language, enum.Enum) else _jval(language)
+        return (f',"rocketmq.serialize_type":"{serialize_type.name}","rocketmq.header_length":',
                 f',"rocketmq.type":"{_TYPES[flag & (FLAG_RESPONSE | FLAG_ONEWAY)]}","rocketmq.code":{code},'
-                f'"rocketmq.code_name":{_encode_basestring(code_name(code, response))},'
-                f'"rocketmq.flag":{flag},"rocketmq.opaque":')
+                f'"rocketmq.code_name":{enc(code_name(code, response))},'
+                f'"rocketmq.flag":{flag},"rocketmq.opaque":',
+                f',"rocketmq.language":{lang},"rocketmq.version":{version},'
+                f'"rocketmq.version_name":{enc(version_name(version))}')
 
 
 def _jstr(s: str) -> str:

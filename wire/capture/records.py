@@ -32,6 +32,8 @@ from ..errors import DecodeError
 __all__ = [
     "MAX_RECORD_LENGTH",
     "CaptureFileError",
+    "CaptureSource",
+    "ClassicPcap",
     "CountingReader",
     "Record",
     "capture_size",
@@ -180,88 +182,151 @@ class _Prepend:
         self._f.close()
 
 
+class ClassicPcap:
+    """A classic pcap file as a window of whole records, for loops that walk records in place.
+
+    ``buf[pos:]`` holds the bytes not yet consumed; ``record_header`` unpacks a 16-byte record
+    header (seconds, fraction, captured length, original length) in the file's byte order, and a
+    record's time is ``sec + frac * scale``. A walker reads records from ``buf`` until one is not
+    whole, then calls :meth:`refill`, which keeps the unconsumed tail, reads more and reports damage.
+    :func:`read_records` walks it record by record; the capture decoder's hot loop
+    (:mod:`wire.capture.hotpath`) walks it without cutting a record out of the window.
+    """
+
+    __slots__ = ("reader", "path", "linktype", "scale", "record_header", "buf", "base", "on_progress")
+
+    def __init__(self, reader: CountingReader, path: str, endian: str, scale: float,
+                 on_progress: Callable[[int], None] | None) -> None:
+        self.reader = reader
+        self.path = path
+        self.scale = scale
+        self.on_progress = on_progress
+        header = reader.read(20)
+        if len(header) < 20:
+            raise CaptureFileError(f"pcap file header cut short: {4 + len(header)} of 24 bytes", path=path,
+                                   offset=0, field="file header", expected=24, found=4 + len(header))
+        _major, _minor, _zone, _sigfigs, _snaplen, linktype = struct.unpack(endian + "HHiIII", header)
+        # the top bits of the link-type word may carry an FCS length (pcap-savefile(5)); the type is below
+        self.linktype = linktype & 0x0FFFFFFF
+        self.record_header = struct.Struct(endian + "IIII")
+        self.buf = b""
+        #: file offset of ``buf[0]``
+        self.base = 24
+
+    def too_long(self, pos: int, number: int, incl: int) -> CaptureFileError:
+        """The error for a record header at ``buf[pos]`` (record ``number``) announcing ``incl`` bytes."""
+        return CaptureFileError(f"record length {incl} exceeds {MAX_RECORD_LENGTH}: the file is damaged",
+                                path=self.path, record=number, offset=self.base + pos, field="incl_len",
+                                expected=f"<= {MAX_RECORD_LENGTH}", found=incl)
+
+    def refill(self, pos: int, number: int) -> bool:
+        """The record at ``buf[pos]`` (record ``number``) is not whole in the window: drop the bytes
+        before it and read more, so that it starts at ``buf[0]``. False at a clean end of the file;
+        :class:`CaptureFileError` when the file ends inside the record or cannot be read."""
+        buf = self.buf
+        have = len(buf) - pos
+        want = _CHUNK
+        if have >= 16:
+            incl = self.record_header.unpack_from(buf, pos)[2]
+            want = max(_CHUNK, 16 + incl - have)
+        try:
+            more = self.reader.read(want)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise CaptureFileError(f"read error: {exc}", path=self.path, record=number,
+                                   offset=self.base + pos) from None
+        if self.on_progress is not None:
+            self.on_progress(self.reader.raw_position())
+        if not more:
+            if not have:
+                return False
+            if have < 16:
+                raise CaptureFileError(
+                    f"record header cut short: {have} of 16 bytes before the end of the file",
+                    path=self.path, record=number, offset=self.base + pos, field="record header",
+                    expected=16, found=have)
+            raise CaptureFileError(
+                f"record data cut short: {have - 16} of {incl} bytes before the end of the file",
+                path=self.path, record=number, offset=self.base + pos, field="record data",
+                expected=incl, found=have - 16)
+        self.buf = buf[pos:] + more if have else more
+        self.base += pos
+        return True
+
+    def records(self) -> Iterator[Record]:
+        """Every record, in order."""
+        unpack_from = self.record_header.unpack_from
+        linktype = self.linktype
+        scale = self.scale
+        buf = self.buf
+        pos = 0
+        n = len(buf)
+        number = 0
+        while True:
+            if n - pos >= 16:
+                sec, frac, incl, _orig = unpack_from(buf, pos)
+                if incl > MAX_RECORD_LENGTH:
+                    raise self.too_long(pos, number + 1, incl)
+                end = pos + 16 + incl
+                if end <= n:
+                    number += 1
+                    yield (number, sec + frac * scale, linktype, buf[pos + 16:end])
+                    pos = end
+                    continue
+            if not self.refill(pos, number + 1):
+                return
+            buf = self.buf
+            pos = 0
+            n = len(buf)
+
+
+class CaptureSource:
+    """An open capture file: ``classic`` is set for classic pcap (walked in place by the decoder's hot
+    loop); :meth:`records` gives the records of either format. Close it (or use ``with``)."""
+
+    def __init__(self, path: str | Path, *, on_progress: Callable[[int], None] | None = None) -> None:
+        self.path = str(path)
+        self.on_progress = on_progress
+        self._reader, self._magic = _open(path)
+        self.classic: ClassicPcap | None = None
+        try:
+            magic = self._magic
+            if magic in _PCAP_MAGICS:
+                endian, scale = _PCAP_MAGICS[magic]
+                self.classic = ClassicPcap(self._reader, self.path, endian, scale, on_progress)
+            elif magic != PCAPNG_MAGIC:
+                if len(magic) < 4:
+                    raise CaptureFileError(f"not a capture file: only {len(magic)} bytes", path=self.path,
+                                           offset=0, field="magic", expected="pcap or pcapng magic",
+                                           found=magic.hex())
+                raise CaptureFileError(f"not a pcap or pcapng file (magic {magic.hex()})", path=self.path,
+                                       offset=0, field="magic", expected="a1b2c3d4, a1b23c4d or 0a0d0d0a",
+                                       found=magic.hex())
+        except BaseException:
+            self._reader.close()
+            raise
+
+    def records(self) -> Iterator[Record]:
+        if self.classic is not None:
+            return self.classic.records()
+        from ._scapy_io import pcapng_records
+
+        return pcapng_records(self._reader, self.path, self._magic, self.on_progress)
+
+    def close(self) -> None:
+        self._reader.close()
+
+    def __enter__(self) -> CaptureSource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def read_records(path: str | Path, *, on_progress: Callable[[int], None] | None = None) -> Iterator[Record]:
     """Every record of a pcap or pcapng file (``-`` for standard input), streamed.
 
     ``on_progress`` is called now and then with the number of bytes read from the file so far.
     Raises :class:`CaptureFileError` for a file that is not a capture or is damaged.
     """
-    name = str(path)
-    reader, magic = _open(path)
-    try:
-        if magic in _PCAP_MAGICS:
-            endian, scale = _PCAP_MAGICS[magic]
-            yield from _classic(reader, name, endian, scale, on_progress)
-        elif magic == PCAPNG_MAGIC:
-            from ._scapy_io import pcapng_records
-
-            yield from pcapng_records(reader, name, magic, on_progress)
-        elif len(magic) < 4:
-            raise CaptureFileError(f"not a capture file: only {len(magic)} bytes", path=name, offset=0,
-                                   field="magic", expected="pcap or pcapng magic", found=magic.hex())
-        else:
-            raise CaptureFileError(f"not a pcap or pcapng file (magic {magic.hex()})", path=name, offset=0,
-                                   field="magic", expected="a1b2c3d4, a1b23c4d or 0a0d0d0a",
-                                   found=magic.hex())
-    finally:
-        reader.close()
-
-
-def _classic(reader: CountingReader, path: str, endian: str, scale: float,
-             on_progress: Callable[[int], None] | None) -> Iterator[Record]:
-    header = reader.read(20)
-    if len(header) < 20:
-        raise CaptureFileError(f"pcap file header cut short: {4 + len(header)} of 24 bytes", path=path,
-                               offset=0, field="file header", expected=24, found=4 + len(header))
-    _major, _minor, _zone, _sigfigs, _snaplen, linktype = struct.unpack(endian + "HHiIII", header)
-    # the top bits of the link-type word may carry an FCS length (pcap-savefile(5)); the type is below
-    linktype &= 0x0FFFFFFF
-    unpack_from = struct.Struct(endian + "IIII").unpack_from
-    buf = b""
-    pos = 0
-    base = 24  # file offset of buf[0]
-    number = 0
-    eof = False
-    try:
-        while True:
-            have = len(buf) - pos
-            if have >= 16:
-                sec, frac, incl, _orig = unpack_from(buf, pos)
-                if incl > MAX_RECORD_LENGTH:
-                    raise CaptureFileError(
-                        f"record length {incl} exceeds {MAX_RECORD_LENGTH}: the file is damaged",
-                        path=path, record=number + 1, offset=base + pos, field="incl_len",
-                        expected=f"<= {MAX_RECORD_LENGTH}", found=incl)
-                end = pos + 16 + incl
-                if end <= len(buf):
-                    number += 1
-                    yield (number, sec + frac * scale, linktype, buf[pos + 16:end])
-                    pos = end
-                    continue
-                if eof:
-                    raise CaptureFileError(
-                        f"record data cut short: {have - 16} of {incl} bytes before the end of the file",
-                        path=path, record=number + 1, offset=base + pos, field="record data",
-                        expected=incl, found=have - 16)
-                want = max(_CHUNK, end - len(buf))
-            elif eof:
-                if have:
-                    raise CaptureFileError(
-                        f"record header cut short: {have} of 16 bytes before the end of the file",
-                        path=path, record=number + 1, offset=base + pos, field="record header",
-                        expected=16, found=have)
-                return
-            else:
-                want = _CHUNK
-            more = reader.read(want)
-            if on_progress is not None:
-                on_progress(reader.raw_position())
-            if not more:
-                eof = True
-                continue
-            buf = buf[pos:] + more
-            base += pos
-            pos = 0
-    except (OSError, EOFError, zlib.error) as exc:
-        raise CaptureFileError(f"read error: {exc}", path=path, record=number + 1,
-                               offset=base + pos) from None
+    with CaptureSource(path, on_progress=on_progress) as source:
+        yield from source.records()

@@ -29,16 +29,26 @@ error the rest of that direction is reported as skipped.
 
 from __future__ import annotations
 
+import json
 from collections import deque
-from typing import Any, Protocol
+from decimal import Decimal
+from typing import Any, Protocol, cast
 
-from ..codes import SerializeType
+from ..codes import LanguageCode, SerializeType
 from ..errors import DecodeError
 from ..framing import MAX_TOTAL_LENGTH, PREFIX, Frame, check_prefix
-from ..remoting import FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand, decode_frame, decode_header
+from ..remoting import (
+    FLAG_ONEWAY,
+    FLAG_RESPONSE,
+    RemotingCommand,
+    decode_binary_header,
+    decode_frame,
+    decode_json_header,
+)
 from .rows import Conversation, ProblemRow
 
-__all__ = ["FrameSink", "HaHalf", "RemotingHalf", "find_frame_start", "plausible_frame_start"]
+__all__ = ["FrameSink", "HaHalf", "RemotingHalf", "find_frame_start", "json_header", "plausible_frame_start",
+           "trusted_command"]
 
 # The ROCKETMQ header's fixed part: code i16, language u8, version i16, opaque i32, flag i32,
 # remark length i32 (RocketMQSerializable.rocketMQProtocolDecode); then ext length i32.
@@ -47,7 +57,92 @@ _BIN_MIN_HEADER = 21
 _MAX_LANGUAGE = 31
 _FLAG_BITS = FLAG_RESPONSE | FLAG_ONEWAY
 _JSON_SECOND = frozenset(b"\"'} \t\r\n")
-_KINDS = (SerializeType.JSON, SerializeType.ROCKETMQ)
+
+# ---------------------------------------------------------------------------------------------- headers
+#
+# Decoding headers is most of the work of a capture, so whole frames take a shorter way than
+# wire.remoting.decode_header: the same JSON scan as wire.remoting's strict-JSON fast path, a plain dict
+# for language names, and commands assembled through their slot descriptors. Both ways give equal
+# commands (tests/capture/test_fastpaths.py); anything unusual goes to wire.remoting.
+
+_JSON_SCAN = json.scanner.make_scanner(cast(Any, json.JSONDecoder(parse_float=Decimal)))
+_LANGUAGES: dict[str, LanguageCode] = dict(LanguageCode.__members__)
+_I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
+_SLOTS = RemotingCommand.__dict__
+_set_code, _set_language, _set_version, _set_opaque, _set_flag, _set_remark, _set_ext, _set_serialize, \
+    _set_wire_ext = (_SLOTS[name].__set__ for name in (
+        "code", "language", "version", "opaque", "flag", "remark", "ext_fields", "serialize_type",
+        "wire_ext"))
+#: sets ``body`` on a command that a decoder has just built (the dataclass is frozen)
+set_body = _SLOTS["body"].__set__
+_new = object.__new__
+_JSON = SerializeType.JSON
+
+
+def trusted_command(code: int, language: LanguageCode | int | str, version: int, opaque: int, flag: int,
+                    remark: str | None, ext: dict[str, str],
+                    serialize_type: SerializeType) -> RemotingCommand:
+    """A command from values a decoder has already checked (no ``__post_init__``; body ``None``)."""
+    cmd: RemotingCommand = _new(RemotingCommand)
+    _set_code(cmd, code)
+    _set_language(cmd, language)
+    _set_version(cmd, version)
+    _set_opaque(cmd, opaque)
+    _set_flag(cmd, flag)
+    _set_remark(cmd, remark)
+    _set_ext(cmd, ext)
+    set_body(cmd, None)
+    _set_serialize(cmd, serialize_type)
+    _set_wire_ext(cmd, None)
+    return cmd
+
+
+def json_header(data: bytes) -> RemotingCommand | None:
+    """A JSON header in the form every Java and C++ peer writes (strict UTF-8 JSON, an object with
+    int fields in range and string ext values), or ``None`` for anything else; for those
+    :func:`wire.decode_json_header` decides, and it gives the same command for what this accepts."""
+    try:
+        text = data.decode("utf-8")
+        obj, end = _JSON_SCAN(text, 0)
+    except (ValueError, RecursionError, StopIteration):
+        return None
+    if end != len(text) or type(obj) is not dict:
+        return None
+    get = obj.get
+    code = get("code", 0)
+    flag = get("flag", 0)
+    opaque = get("opaque", 0)
+    version = get("version", 0)
+    if not (type(code) is int and type(flag) is int and type(opaque) is int and type(version) is int
+            and _I32_MIN <= code <= _I32_MAX and _I32_MIN <= flag <= _I32_MAX
+            and _I32_MIN <= opaque <= _I32_MAX and _I32_MIN <= version <= _I32_MAX):
+        return None
+    language = get("language", "JAVA")
+    if type(language) is not str:
+        return None
+    remark = get("remark")
+    if remark is not None and type(remark) is not str:
+        return None
+    ext = get("extFields")
+    if ext is None:
+        ext = {}
+    elif type(ext) is not dict:
+        return None
+    else:
+        for v in ext.values():
+            if type(v) is not str:
+                return None
+    return trusted_command(code, _LANGUAGES.get(language, language), version, opaque, flag, remark, ext,
+                           _JSON)
+
+
+def decode_frame_header(kind: int, data: bytes) -> RemotingCommand:
+    """The header of a frame of serialize type ``kind`` (0 JSON, 1 ROCKETMQ); raises what
+    :func:`wire.decode_header` raises (offsets relative to the header)."""
+    if kind == 0:
+        cmd = json_header(data)
+        return cmd if cmd is not None else decode_json_header(data)
+    return decode_binary_header(data)
 
 
 class FrameSink(Protocol):
@@ -258,12 +353,12 @@ class RemotingHalf(_Half):
             if not (4 <= total <= limit and hl <= total - 4 and kind <= 1) or end > n:
                 break
             try:
-                cmd = decode_header(_KINDS[kind], data[pos + 8:pos + 8 + hl])
+                cmd = decode_frame_header(kind, data[pos + 8:pos + 8 + hl])
             except Exception:  # _run decodes it again and reports what is wrong
                 break
             if end > pos + 8 + hl:
                 # as decode_frame does: the decoded header gets its body
-                object.__setattr__(cmd, "body", data[pos + 8 + hl:end])
+                set_body(cmd, data[pos + 8 + hl:end])
             index = self.index
             self.index = index + 1
             frames[d] += 1
