@@ -438,7 +438,13 @@ class NamesrvConfig(_Config):
 
     @classmethod
     def load(cls, path: str | Path, overrides: Mapping[str, str] | None = None) -> NamesrvConfig:
-        return cls(load_properties(path), str(path), overrides)
+        """Read ``path``. As in NamesrvStartup the file is also where UPDATE_NAMESRV_CONFIG writes,
+        unless it names another ``configStorePath`` itself (Java would ignore that key)."""
+        items = load_properties(path)
+        cfg = cls(items, str(path), overrides)
+        if not any(key == "configStorePath" for key, _, _ in items):
+            cfg.values["configStorePath"] = str(path)
+        return cfg
 
     @property
     def listen_port(self) -> int:

@@ -84,6 +84,12 @@ def test_slave_needs_an_id_and_missing_file() -> None:
         parse_delay_levels("1s 5x")
 
 
+def test_namesrv_config_file_is_where_updates_go(tmp_path: Path) -> None:
+    f = tmp_path / "namesrv.properties"
+    f.write_text("listenPort=9886\n")
+    assert NamesrvConfig.load(f).get("configStorePath") == str(f)
+
+
 def test_namesrv_config() -> None:
     cfg = NamesrvConfig(parse_properties("listenPort=9886\nscanNotActiveBrokerInterval=1000\n"), "n")
     assert cfg.listen_port == 9886 and cfg.scan_interval_ms == 1000 and cfg.broker_expired_ms == 120000
