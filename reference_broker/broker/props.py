@@ -19,9 +19,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 
-from wire.message import java_hashmap_order
+from wire.message import MessageConst, java_hashmap_order
 
-__all__ = ["java_properties_text"]
+__all__ = ["java_properties_text", "send_properties_text"]
+
+_CLUSTER = MessageConst.PROPERTY_CLUSTER
+_WAIT = MessageConst.PROPERTY_WAIT_STORE_MSG_OK
 
 
 @lru_cache(maxsize=4096)
@@ -33,3 +36,17 @@ def java_properties_text(put_order: tuple[str, ...], values: Mapping[str, str]) 
     """The properties string of a HashMap built by putting ``put_order`` (see the module notes);
     keys of ``put_order`` missing from ``values`` were removed and are left out."""
     return "\x02".join(k + "\x01" + values[k] for k in _order(put_order) if k in values)
+
+
+@lru_cache(maxsize=4096)
+def _send_order(keys: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(k for k in java_hashmap_order(keys) if k != _WAIT)
+
+
+def send_properties_text(values: dict[str, str], cluster: str) -> str:
+    """The stored properties of a plain send (``asyncSendMessage``): the producer's parsed
+    ``values`` (in their string's order) with ``CLUSTER`` put and ``WAIT`` removed, i.e.
+    :func:`java_properties_text` of that put sequence, with the order cached by the producer's
+    key layout. ``values`` gets ``CLUSTER``; ``WAIT`` stays in it."""
+    values[_CLUSTER] = cluster
+    return "\x02".join([k + "\x01" + values[k] for k in _send_order(tuple(values))])

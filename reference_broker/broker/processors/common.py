@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from wire import RemotingCommand, ResponseCode
@@ -56,9 +57,10 @@ def fast_long(text: str) -> int:
 
 def java_bool(text: str | None) -> bool:
     """``Boolean.parseBoolean``."""
-    return text is not None and (text == "true" or text.lower() == "true")
+    return text is not None and text != "false" and (text == "true" or text.lower() == "true")
 
 
+@lru_cache(maxsize=4096)
 def validate_topic(topic: str | None) -> str | None:
     """``TopicValidator.validateTopic``: the SYSTEM_ERROR remark for a bad name, or None."""
     if topic is None or not topic.strip():

@@ -50,7 +50,7 @@ from wire.message import decode_stored_message as decode_record
 
 from ...store import MessageToStore, PutResult, PutStatus
 from .. import constants as C
-from ..props import java_properties_text
+from ..props import java_properties_text, send_properties_text
 from ..topics import topic_config_to_string
 from .common import (
     BrokerHandler,
@@ -280,7 +280,7 @@ def put_status_response(
 ) -> RemotingCommand:
     """``handlePutMessageResult``: the send response for a store result."""
     status = result.status
-    code = _STORED_CODES.get(status)
+    code = 0 if status is _PUT_OK else _STORED_CODES.get(status)
     if code is not None:
         ext = {
             "msgId": result.msg_id,
@@ -323,6 +323,7 @@ def put_status_response(
     return _fail(broker, req, ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT")
 
 
+_PUT_OK = PutStatus.PUT_OK
 _STORED_CODES = {
     PutStatus.PUT_OK: int(ResponseCode.SUCCESS),
     PutStatus.FLUSH_DISK_TIMEOUT: int(ResponseCode.FLUSH_DISK_TIMEOUT),
@@ -399,6 +400,12 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
     if tc.topic_filter_type == TopicFilterType.MULTI_TAG:
         sys_flag |= _MULTI_TAGS
     values = decode_properties(h.properties) if h.properties else {}
+    if _TRAN_MSG not in values and _DELAY not in values:
+        # no rewrite can follow: the string is written once, in the order cached for these keys
+        text = send_properties_text(values, broker.cluster_name)
+        msg = MessageToStore(topic, queue_id, req.body or b"", h.born_timestamp, conn.peer, h.flag, text,
+                             sys_flag, reconsume_times)
+        return _answer(broker, req, broker.store.put_message(msg), answer_queue_id)
     order = list(values)
     if _CLUSTER not in values:
         order.append(_CLUSTER)
