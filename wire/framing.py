@@ -94,6 +94,23 @@ class Frame:
         return 8 + len(self.header) + len(self.body)
 
 
+_new = object.__new__
+_set_kind, _set_header, _set_body, _set_offset, _set_index = (
+    getattr(Frame, name).__set__ for name in ("serialize_type", "header", "body", "offset", "index"))
+
+
+def _frame(kind: SerializeType, header: bytes, body: bytes, offset: int, index: int) -> Frame:
+    """A :class:`Frame` from values :class:`FrameBuffer` has checked, written through the slot
+    descriptors (the frozen dataclass's ``__init__`` costs twice as much, once per frame)."""
+    frame = _new(Frame)
+    _set_kind(frame, kind)
+    _set_header(frame, header)
+    _set_body(frame, body)
+    _set_offset(frame, offset)
+    _set_index(frame, index)
+    return frame
+
+
 def check_prefix(total_length: int, word: int, offset: int = 0, *, frame_index: int | None = None,
                  max_total_length: int = MAX_TOTAL_LENGTH) -> SerializeType:
     """Validate an 8-byte frame prefix as NettyDecoder and ``RemotingCommand.decode`` do.
@@ -192,19 +209,23 @@ class FrameBuffer:
                 self._fail_prefix(total, 0)
             return None
         total, word = PREFIX.unpack_from(buf, pos)
-        try:
-            kind = check_prefix(total, word, self._base + pos, frame_index=self._index,
-                                max_total_length=self.max_total_length)
-        except DecodeError as err:
-            self._error = err
-            raise
+        hl = word & 0xFFFFFF
+        kind = _SERIALIZE_TYPES.get(word >> 24)
+        if kind is None or not 4 <= total <= self.max_total_length or hl > total - 4:
+            # exactly the prefixes check_prefix refuses: it raises the precise error
+            try:
+                kind = check_prefix(total, word, self._base + pos, frame_index=self._index,
+                                    max_total_length=self.max_total_length)
+            except DecodeError as err:
+                self._error = err
+                raise
         end = pos + 4 + total
         if len(buf) < end:
             return None
-        hl = word & 0xFFFFFF
-        frame = Frame(kind, bytes(buf[pos + 8:pos + 8 + hl]), bytes(buf[pos + 8 + hl:end]),
-                      self._base + pos, self._index)
-        self._index += 1
+        index = self._index
+        frame = _frame(kind, bytes(buf[pos + 8:pos + 8 + hl]), bytes(buf[pos + 8 + hl:end]), self._base + pos,
+                       index)
+        self._index = index + 1
         self._consume(end)
         return frame
 

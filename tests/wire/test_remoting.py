@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import struct
 
 import pytest
 from hypothesis import given
@@ -11,6 +12,7 @@ from wire import (
     DEFAULT_VERSION,
     DecodeError,
     EncodeError,
+    FrameBuffer,
     LanguageCode,
     RemotingCommand,
     RequestCode,
@@ -19,6 +21,7 @@ from wire import (
     decode_command,
     encode_command,
 )
+from wire.framing import MAX_TOTAL_LENGTH, REMOTING_FRAME, check_prefix
 from wire.remoting import (
     decode_binary_header,
     decode_binary_header_construct,
@@ -254,3 +257,36 @@ def test_response_shortcut_builds_what_the_constructor_builds(req, code, remark,
     assert [type(getattr(got, f)) for f in ("code", "language", "body", "serialize_type")] == [
         type(getattr(expected, f)) for f in ("code", "language", "body", "serialize_type")]
     assert encode_command(got) == encode_command(expected)
+
+
+# FrameBuffer tests a prefix inline and calls check_prefix only for the ones it refuses: every
+# prefix must give the frame construct's REMOTING_FRAME declares, or check_prefix's exact error.
+_prefix_ints = st.integers(-(2**31), 2**31 - 1) | st.integers(-2, 80) | st.sampled_from(
+    [MAX_TOTAL_LENGTH, MAX_TOTAL_LENGTH + 1])
+_words = st.builds(lambda kind, hl: (kind << 24) | hl, st.integers(0, 1) | st.integers(0, 255),
+                   st.integers(0, 80) | st.integers(0, 0xFFFFFF))
+
+
+@given(_prefix_ints, _words, st.none() | st.integers(-3, 3), st.binary(max_size=90), st.integers(0, 3))
+def test_frame_buffer_prefix_shortcut_agrees_with_check_prefix(total: int, word: int, near: int | None,
+                                                                rest: bytes, skip: int) -> None:
+    if near is not None:  # a header length at the edge of what the frame can hold
+        word = (word & 0xFF000000) | ((total - 4 + near) & 0xFFFFFF)
+    data = b"\0" * skip + struct.pack(">iI", total, word) + rest
+    fb = FrameBuffer(max_total_length=MAX_TOTAL_LENGTH)
+    fb.feed(data)
+    fb.skip(skip)  # a prefix that does not start at offset 0
+    try:
+        kind = check_prefix(total, word, skip, frame_index=0)
+    except DecodeError as expected:
+        with pytest.raises(type(expected)) as got:
+            fb.next_frame()
+        assert str(got.value) == str(expected) and got.value.offset == expected.offset
+        return
+    frame = fb.next_frame()
+    if 4 + total > len(data) - skip:
+        assert frame is None
+        return
+    c = REMOTING_FRAME.parse(data[skip:skip + 4 + total])
+    assert frame is not None and frame.offset == skip and frame.index == 0 and frame.serialize_type is kind
+    assert (frame.header, frame.body, int(frame.serialize_type)) == (c.header, c.body, c.serialize_type)
