@@ -27,7 +27,9 @@ connection is affected.
 
 Writes are gathered: everything sent while one batch of received bytes is dispatched, or
 during one pass of the event loop, goes to the socket in a single ``write`` (pipelined clients
-send many requests per read, and one system call per response would dominate). Write
+send many requests per read, and one system call per response would dominate). Large bodies
+(pull answers) are never copied: a frame's head and its body are separate buffers, and a pass
+that wrote more than :data:`JOIN_LIMIT` bytes hands its buffers to ``writelines``. Write
 back-pressure follows the transport: when its buffer passes the high-water mark the connection
 stops reading until it drains, so a client that does not read cannot make us buffer without bound.
 """
@@ -46,7 +48,14 @@ from typing import Any, cast
 from .codes import ResponseCode, SerializeType
 from .errors import DecodeError, WireError
 from .framing import MAX_TOTAL_LENGTH, FrameBuffer
-from .remoting import FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand, decode_frame, encode_command
+from .remoting import (
+    FLAG_ONEWAY,
+    FLAG_RESPONSE,
+    RemotingCommand,
+    decode_frame,
+    encode_command,
+    encode_command_head,
+)
 
 __all__ = [
     "ConnectError",
@@ -84,6 +93,11 @@ class RequestTimeout(RemotingIOError, TimeoutError):
     """No answer within the timeout."""
 
 
+#: bodies of this size or more are written as their own buffer, not copied into their frame
+SEPARATE_BODY = 16 * 1024
+#: a pass's writes up to this size are joined into one buffer; larger ones go to ``writelines``
+JOIN_LIMIT = 64 * 1024
+
 _opaques = itertools.count(1)
 
 
@@ -107,6 +121,7 @@ class RemotingConnection(asyncio.Protocol):
         self._tasks: set[asyncio.Task[None]] = set()
         self._can_write: asyncio.Event | None = None
         self._out: list[bytes] = []
+        self._out_size = 0
         self._dispatching = False
         self._flush_scheduled = False
         self.closed: asyncio.Future[Exception | None] = asyncio.get_running_loop().create_future()
@@ -140,6 +155,7 @@ class RemotingConnection(asyncio.Protocol):
             log.warning("%s: closing connection from %s:%d: %s", self.name or "remoting",
                         self.peer[0], self.peer[1], err)
             self._out.clear()
+            self._out_size = 0
             self._abort(err)
         finally:
             self._dispatching = False
@@ -246,13 +262,23 @@ class RemotingConnection(asyncio.Protocol):
 
     def send(self, cmd: RemotingCommand) -> None:
         """Write a command as is (a response, or a request whose opaque the caller chose)."""
-        self.send_raw(encode_command(cmd))
+        body = cmd.body
+        if body is not None and len(body) >= SEPARATE_BODY:
+            # a large body (a pull's messages) goes out as its own buffer, never copied into a frame
+            self._write(encode_command_head(cmd), len(body) + 64)
+            self._out.append(body)
+        else:
+            self.send_raw(encode_command(cmd))
 
     def send_raw(self, data: bytes) -> None:
         """Write bytes that are already encoded (conformance tools send malformed frames on purpose)."""
+        self._write(data, len(data))
+
+    def _write(self, data: bytes, size: int) -> None:
         if self._transport is None or self._transport.is_closing():
             raise ConnectionClosed(f"connection to {self.peer[0]}:{self.peer[1]} is closed")
         self._out.append(data)
+        self._out_size += size
         if not self._dispatching and not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
@@ -262,13 +288,21 @@ class RemotingConnection(asyncio.Protocol):
         out = self._out
         if not out:
             return
+        size = self._out_size
+        self._out_size = 0
         transport = self._transport
         if transport is None or transport.is_closing():
             out.clear()
             return
-        data = out[0] if len(out) == 1 else b"".join(out)
+        if len(out) == 1:
+            transport.write(out[0])
+        elif size <= JOIN_LIMIT:
+            transport.write(b"".join(out))
+        else:
+            # joining megabytes of pull answers costs more than the write itself: hand the
+            # buffers over as they are (uvloop writes them with one writev)
+            transport.writelines(out)
         out.clear()
-        transport.write(data)
 
     async def drain(self) -> None:
         if self._can_write is not None:

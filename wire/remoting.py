@@ -77,6 +77,7 @@ __all__ = [
     "decode_json_header",
     "encode_binary_header",
     "encode_command",
+    "encode_command_head",
     "encode_header",
     "encode_json_header",
     "encode_json_header_dumps",
@@ -634,15 +635,24 @@ def decode_command(data: bytes) -> RemotingCommand:
     return decode_frame(split_frame(bytes(data)))
 
 
-def encode_command(cmd: RemotingCommand) -> bytes:
-    """Encode ``cmd`` as one frame in its serialize type."""
+def encode_command_head(cmd: RemotingCommand) -> bytes:
+    """The frame of ``cmd`` up to its body: the length prefix and the header. Writers that send a
+    large body as its own buffer (``writelines``) use it to skip copying the body into the frame;
+    ``encode_command_head(cmd) + (cmd.body or b"")`` is :func:`encode_command`'s frame."""
     header = _HEADER_ENCODERS[cmd.serialize_type](cmd)
-    body = cmd.body or b""
-    if len(header) > 0xFFFFFF:
-        raise EncodeError(f"header of {len(header)} bytes exceeds the 24-bit header length",
-                          field="header")
-    total = 4 + len(header) + len(body)
+    body = cmd.body
+    hlen = len(header)
+    if hlen > 0xFFFFFF:
+        raise EncodeError(f"header of {hlen} bytes exceeds the 24-bit header length", field="header")
+    total = 4 + hlen + (len(body) if body else 0)
     if total > MAX_TOTAL_LENGTH:
         raise EncodeError(f"frame length {total} exceeds the maximum {MAX_TOTAL_LENGTH}",
                           field="totalLength")
-    return PREFIX.pack(total, (int(cmd.serialize_type) << 24) | len(header)) + header + body
+    return PREFIX.pack(total, (int(cmd.serialize_type) << 24) | hlen) + header
+
+
+def encode_command(cmd: RemotingCommand) -> bytes:
+    """Encode ``cmd`` as one frame in its serialize type."""
+    head = encode_command_head(cmd)
+    body = cmd.body
+    return head + body if body else head

@@ -167,10 +167,15 @@ class _Transport:
 
     def __init__(self) -> None:
         self.writes: list[bytes] = []
+        self.lines: list[list[bytes]] = []
         self.closing = False
 
     def write(self, data: bytes) -> None:
         self.writes.append(data)
+
+    def writelines(self, data: list[bytes]) -> None:
+        self.writes.append(b"".join(data))
+        self.lines.append(list(data))
 
     def is_closing(self) -> bool:
         return self.closing
@@ -290,4 +295,46 @@ def test_oneway_coroutines_run_but_get_no_answer() -> None:
         oneway = RemotingCommand.request(1, oneway=True).replace(opaque=4)
         _, transport = _feed(lambda c, r: answer(r), oneway, RemotingCommand.request(1, opaque=8))
         assert seen == [4, 8] and [c.opaque for c in transport.frames()] == [8]
+    run(main())
+
+
+def test_large_bodies_are_written_without_copies() -> None:
+    async def main():
+        bodies = {i: bytes([i]) * (100_000 if i % 2 else 10) for i in range(1, 9)}
+
+        def answer(conn: RemotingConnection, req: RemotingCommand):
+            return req.response(body=bodies[req.opaque])
+
+        _, transport = _feed(answer, *(RemotingCommand.request(11, opaque=i) for i in bodies))
+        assert {c.opaque: c.body for c in transport.frames()} == bodies
+        # one pass, one writelines: each large body is the very object the handler returned
+        (lines,) = transport.lines
+        assert len(transport.writes) == 1
+        assert [b for b in lines if len(b) >= 100_000] == [bodies[i] for i in (1, 3, 5, 7)]
+        assert all(any(b is x for x in lines) for b in (bodies[1], bodies[7]))
+
+        # a small pass is still one joined write
+        _, small = _feed(answer, RemotingCommand.request(11, opaque=2), RemotingCommand.request(11, opaque=4))
+        assert small.lines == [] and len(small.writes) == 1
+    run(main())
+
+
+def test_large_pipelined_answers_on_a_raw_socket() -> None:
+    async def main():
+        def answer(conn: RemotingConnection, req: RemotingCommand):
+            return req.response(body=bytes([req.opaque % 256]) * (req.opaque * 997))
+
+        server = await start_server(answer, "127.0.0.1", 0)
+        async with server:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"".join(encode_command(RemotingCommand.request(11, opaque=i)) for i in range(1, 120)))
+            got = {}
+            while len(got) < 119:
+                head = await reader.readexactly(4)
+                (n,) = struct.unpack(">i", head)
+                cmd = decode_command(head + await reader.readexactly(n))
+                got[cmd.opaque] = cmd.body
+            assert got == {i: bytes([i % 256]) * (i * 997) for i in range(1, 120)}
+            writer.close()
+            await writer.wait_closed()
     run(main())

@@ -27,6 +27,7 @@ from wire.remoting import (
     decode_binary_header_construct,
     decode_json_header,
     encode_binary_header,
+    encode_command_head,
     encode_json_header,
     encode_json_header_dumps,
 )
@@ -290,3 +291,9 @@ def test_frame_buffer_prefix_shortcut_agrees_with_check_prefix(total: int, word:
     c = REMOTING_FRAME.parse(data[skip:skip + 4 + total])
     assert frame is not None and frame.offset == skip and frame.index == 0 and frame.serialize_type is kind
     assert (frame.header, frame.body, int(frame.serialize_type)) == (c.header, c.body, c.serialize_type)
+
+
+@given(json_headers | headers, st.none() | st.binary(max_size=40) | st.integers(16_000, 70_000).map(bytes))
+def test_frame_head_and_body_make_the_frame(cmd: RemotingCommand, body: bytes | None) -> None:
+    cmd = cmd.replace(body=body)
+    assert encode_command_head(cmd) + (cmd.body or b"") == encode_command(cmd)
