@@ -462,22 +462,21 @@ def stats(
 
 
 def _stats(out: Output, files: list[Path], roles: PortRoles) -> dict[str, Any]:
-    from wire.capture import capture_size
+    from wire.capture import CaptureDecoder, CaptureFileError, capture_size
+    from wire.capture.decoder import decode_batches
     from wire.capture.stats import CaptureStats
 
     acc = CaptureStats()
-    decoders: list[Any] = []
-    add = acc.add
     with _progress(out, files) as update:
-        done = 0
-        for _capture, row in _rows(files, roles, update, decoders):
-            add(row)
-            while done < len(decoders) - 1:
-                acc.add_capture(decoders[done], str(files[done]), capture_size(files[done]))
-                done += 1
-        while done < len(decoders):
-            acc.add_capture(decoders[done], str(files[done]), capture_size(files[done]))
-            done += 1
+        for i, f in enumerate(files):
+            dec = CaptureDecoder(roles=roles, capture=str(f))
+            try:
+                for rows in decode_batches(f, decoder=dec, on_progress=lambda pos, i=i: update(i, pos),
+                                           batch=_BATCH):
+                    acc.add_rows(rows)
+            except CaptureFileError as err:
+                raise CliError(str(err)) from None
+            acc.add_capture(dec, str(f), capture_size(f))
     return acc.report()
 
 

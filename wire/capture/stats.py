@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from ..remoting import FLAG_ONEWAY, FLAG_RESPONSE
@@ -70,6 +71,47 @@ class CaptureStats:
         if s is None:
             s = self.codes[code] = _CodeStats()
         return s
+
+    def add_rows(self, rows: Iterable[Row]) -> None:
+        """Every row of ``rows``, as :meth:`add` takes them; command rows are counted here directly."""
+        add = self.add
+        codes = self.codes
+        response_codes = self.response_codes
+        commands = requests = responses = 0
+        try:
+            for row in rows:
+                if type(row) is not CommandRow:
+                    add(row)
+                    continue
+                ts, _ts_end, _conv, _d, _offset, _frame_no, size, _record, _hl, cmd, req, _number = row
+                commands += 1
+                flag = cmd.flag
+                if flag & FLAG_RESPONSE:
+                    responses += 1
+                    response_codes[cmd.code] += 1
+                    if req is None:
+                        self.unpaired_responses[cmd.code] += 1
+                        continue
+                    s = codes.get(req.command.code)
+                    if s is None:
+                        s = codes[req.command.code] = _CodeStats()
+                    s.answered += 1
+                    s.responses[cmd.code] += 1
+                    s.latencies.append(ts - req.ts_end)
+                    s.bytes += size
+                else:
+                    requests += 1
+                    s = codes.get(cmd.code)
+                    if s is None:
+                        s = codes[cmd.code] = _CodeStats()
+                    s.requests += 1
+                    s.bytes += size
+                    if flag & FLAG_ONEWAY:
+                        s.oneway += 1
+        finally:
+            self.commands += commands
+            self.requests += requests
+            self.responses += responses
 
     def add(self, row: Row) -> None:
         if isinstance(row, CommandRow):

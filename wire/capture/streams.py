@@ -113,17 +113,14 @@ def json_header(data: bytes) -> RemotingCommand | None:
     flag = get("flag", 0)
     opaque = get("opaque", 0)
     version = get("version", 0)
+    language = get("language", "JAVA")
+    remark = get("remark")
+    ext = get("extFields")
     if not (type(code) is int and type(flag) is int and type(opaque) is int and type(version) is int
             and _I32_MIN <= code <= _I32_MAX and _I32_MIN <= flag <= _I32_MAX
-            and _I32_MIN <= opaque <= _I32_MAX and _I32_MIN <= version <= _I32_MAX):
+            and _I32_MIN <= opaque <= _I32_MAX and _I32_MIN <= version <= _I32_MAX
+            and type(language) is str and (remark is None or type(remark) is str)):
         return None
-    language = get("language", "JAVA")
-    if type(language) is not str:
-        return None
-    remark = get("remark")
-    if remark is not None and type(remark) is not str:
-        return None
-    ext = get("extFields")
     if ext is None:
         ext = {}
     elif type(ext) is not dict:
@@ -132,8 +129,19 @@ def json_header(data: bytes) -> RemotingCommand | None:
         for v in ext.values():
             if type(v) is not str:
                 return None
-    return trusted_command(code, _LANGUAGES.get(language, language), version, opaque, flag, remark, ext,
-                           _JSON)
+    # trusted_command, inline
+    cmd: RemotingCommand = _new(RemotingCommand)
+    _set_code(cmd, code)
+    _set_language(cmd, _LANGUAGES.get(language, language))
+    _set_version(cmd, version)
+    _set_opaque(cmd, opaque)
+    _set_flag(cmd, flag)
+    _set_remark(cmd, remark)
+    _set_ext(cmd, ext)
+    set_body(cmd, None)
+    _set_serialize(cmd, _JSON)
+    _set_wire_ext(cmd, None)
+    return cmd
 
 
 def decode_frame_header(kind: int, data: bytes) -> RemotingCommand:
