@@ -21,9 +21,13 @@ is decoded to check its code). Cases, for ASYNC_FLUSH and SYNC_FLUSH brokers:
 
 In the same run, the same frames go to a minimal server (:func:`wire.aio.start_server` whose
 handler answers SUCCESS with no body, plus the three fields a send answer needs), and the table
-shows the broker's rate as a ratio of it. No assertions: the figures are for reading. For scale,
-a Java 4.9.8 broker on a 2-core machine does about 26,700 sends/s at 16x64 and about 235,000
-pulled messages/s.
+shows the broker's rate as a ratio of it. It also shows the CPU time the server process used per
+answer (all its threads, from ``/proc``) over the measured window: on a shared machine, where
+other work takes cores away and moves the rates, this is the steadier figure of what a request
+costs. The broker's resident memory is printed once its cases are done, and when it idles
+(``--idle``). No assertions: the figures are for reading. For scale, a Java 4.9.8 broker on a
+2-core machine does about 26,700 sends/s at 16x64 and about 235,000 pulled messages/s, and
+idles at about 185 MiB RSS.
 """
 
 from __future__ import annotations
@@ -101,6 +105,23 @@ class Server:
         assert self.proc.stdout is not None
         self.port = int(self.proc.stdout.readline())
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the process so far (all threads); 0 where /proc is missing."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def rss_mib(self) -> float:
+        try:
+            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
+
     def stop(self) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
@@ -152,8 +173,10 @@ class _Pipe(asyncio.Protocol):
                 self.idle.set_result(None)
 
 
-async def _load(port: int, frames: list[bytes], conns: int, window: int, seconds: float) -> float:
-    """Answers per second over ``seconds`` (after a short warm-up)."""
+async def _load(port: int, frames: list[bytes], conns: int, window: int, seconds: float,
+                server: Server | None = None) -> tuple[float, float]:
+    """Answers per second over ``seconds`` (after a short warm-up), and the server's CPU
+    microseconds per answer over the same window (0 without ``server``)."""
     loop = asyncio.get_running_loop()
     stats = {"answers": 0, "errors": 0}
     pipes: list[_Pipe] = []
@@ -162,9 +185,11 @@ async def _load(port: int, frames: list[bytes], conns: int, window: int, seconds
         _, p = await loop.create_connection(lambda part=part: _Pipe(part, window, stats), "127.0.0.1", port)
         pipes.append(p)
     await asyncio.sleep(min(0.5, seconds / 4))
+    start_cpu = server.cpu_seconds() if server else 0.0
     start_n, start_t = stats["answers"], time.perf_counter()
     await asyncio.sleep(seconds)
     n, t = stats["answers"], time.perf_counter()
+    cpu = server.cpu_seconds() - start_cpu if server else 0.0
     for p in pipes:
         p.stop = True
     for p in pipes:
@@ -177,7 +202,8 @@ async def _load(port: int, frames: list[bytes], conns: int, window: int, seconds
         p.transport.close()
     if stats["errors"]:
         print(f"  ({stats['errors']} sampled answers were errors)", file=sys.stderr)
-    return (n - start_n) / (t - start_t)
+    answers = max(1, n - start_n)
+    return answers / (t - start_t), cpu * 1e6 / answers
 
 
 def send_frames(body_size: int, count: int = 4096) -> list[bytes]:
@@ -227,6 +253,8 @@ def main() -> None:
     ap.add_argument("--cases", default="1x1,4x32,16x64")
     ap.add_argument("--flush", default="ASYNC_FLUSH,SYNC_FLUSH")
     ap.add_argument("--dir", default=None, help="where the brokers' stores go (default: a temp dir)")
+    ap.add_argument("--idle", type=float, default=0.0,
+                    help="seconds to let each broker idle after start before its RSS is read (0: skip)")
     ap.add_argument("--cpp", type=int, default=500,
                     help="sync sends of the C++ peer (PyPI rocketmq) per target; 0 to skip")
     ap.add_argument("--serve", nargs="*", help=argparse.SUPPRESS)
@@ -242,27 +270,34 @@ def main() -> None:
     cases = [tuple(int(x) for x in c.split("x")) for c in args.cases.split(",")]
     sends = send_frames(args.body)
     base_dir = Path(tempfile.mkdtemp(prefix="bench-broker-", dir=args.dir))
-    rows: list[tuple[str, str, float, float]] = []
+    rows: list[Row] = []
+    notes: list[str] = []
     baseline = Server("baseline")
     try:
-        base_rates = {}
+        base_rates: dict[tuple[str, int, int], tuple[float, float]] = {}
         for c, w in cases:
-            base_rates[("send", c, w)] = asyncio.run(_load(baseline.port, sends, c, w, args.seconds))
+            base_rates[("send", c, w)] = asyncio.run(
+                _load(baseline.port, sends, c, w, args.seconds, baseline))
         for flush in args.flush.split(","):
             broker = Server("broker", flush, str(base_dir / flush))
             try:
+                if args.idle:
+                    time.sleep(args.idle)
+                    notes.append(f"{flush} broker idle after start: {broker.rss_mib():.0f} MiB RSS")
                 for c, w in cases:
-                    rate = asyncio.run(_load(broker.port, sends, c, w, args.seconds))
-                    rows.append((flush, f"send {c}x{w}", rate, base_rates[("send", c, w)]))
+                    rate, cpu = asyncio.run(_load(broker.port, sends, c, w, args.seconds, broker))
+                    rows.append((flush, f"send {c}x{w}", rate, cpu, *base_rates[("send", c, w)]))
                 per_queue = asyncio.run(_max_offset(broker.port))
                 pulls = pull_frames(per_queue)
                 for c, w in cases:
                     key = ("pull", c, w)
                     if key not in base_rates:
-                        base = asyncio.run(_load(baseline.port, pulls, c, w, args.seconds))
-                        base_rates[key] = base * PULL_BATCH
-                    rate = asyncio.run(_load(broker.port, pulls, c, w, args.seconds)) * PULL_BATCH
-                    rows.append((flush, f"pull {c}x{w} (msgs)", rate, base_rates[key]))
+                        base, base_cpu = asyncio.run(
+                            _load(baseline.port, pulls, c, w, args.seconds, baseline))
+                        base_rates[key] = (base * PULL_BATCH, base_cpu)
+                    rate, cpu = asyncio.run(_load(broker.port, pulls, c, w, args.seconds, broker))
+                    rows.append((flush, f"pull {c}x{w} (msgs)", rate * PULL_BATCH, cpu, *base_rates[key]))
+                notes.append(f"{flush} broker after its cases: {broker.rss_mib():.0f} MiB RSS")
             finally:
                 broker.stop()
         if args.cpp and _have_cpp_peer():
@@ -271,10 +306,22 @@ def main() -> None:
         baseline.stop()
         shutil.rmtree(base_dir, ignore_errors=True)
     print(f"{len(sends)} distinct {args.body}-byte sends; {PULL_BATCH} messages per pull; "
-          f"{args.seconds:g}s per case; {os.cpu_count()} CPUs")
-    print(f"{'flush':<12} {'case':<22} {'broker/s':>10} {'baseline/s':>11} {'ratio':>6}")
-    for flush, case, rate, base in rows:
-        print(f"{flush:<12} {case:<22} {rate:>10.0f} {base:>11.0f} {rate / base:>6.3f}")
+          f"{args.seconds:g}s per case; {os.cpu_count()} CPUs; cpu = server CPU us per answer")
+    print(f"{'flush':<12} {'case':<22} {'broker/s':>10} {'cpu':>6} {'baseline/s':>11} {'cpu':>6} "
+          f"{'ratio':>6}")
+    for flush, case, rate, cpu, base, base_cpu in rows:
+        print(f"{flush:<12} {case:<22} {rate:>10.0f} {_us(cpu):>6} {base:>11.0f} {_us(base_cpu):>6} "
+              f"{rate / base:>6.3f}")
+    for note in notes:
+        print(note)
+
+
+#: flush, case, broker rate, broker CPU us per answer, baseline rate, baseline CPU us per answer
+Row = tuple[str, str, float, float, float, float]
+
+
+def _us(cpu: float) -> str:
+    return f"{cpu:.1f}" if cpu else "-"
 
 
 # ----------------------------------------------------------------------------- the C++ peer
@@ -336,8 +383,7 @@ def _cpp_rate(ns_port: int, args: argparse.Namespace, home: Path) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def _cpp_rows(args: argparse.Namespace, base_dir: Path,
-              baseline_port: int) -> list[tuple[str, str, float, float]]:
+def _cpp_rows(args: argparse.Namespace, base_dir: Path, baseline_port: int) -> list[Row]:
     """The C++ peer's sync sends (one producer, one send at a time) through a name server."""
     rows = []
     ns = Server("namesrv", str(base_dir / "ns-base"))
@@ -358,7 +404,7 @@ def _cpp_rows(args: argparse.Namespace, base_dir: Path,
         broker = Server("broker", flush, str(base_dir / f"cpp-{flush}"), f"127.0.0.1:{ns.port}")
         try:
             rate = _cpp_rate(ns.port, args, base_dir / f"home-{flush}")
-            rows.append((flush, "C++ peer sync send", rate, base))
+            rows.append((flush, "C++ peer sync send", rate, 0.0, base, 0.0))
         finally:
             broker.stop()
             ns.stop()
