@@ -22,6 +22,7 @@ from pathlib import Path
 from tests.peers.harness import ROOT, PeerCluster, mqctl_argv, peer_missing
 
 NAMESRV_PORT, BROKER_PORT, VIP_PORT = 9876, 10911, 10909
+PCAP_HEADER = 24
 
 
 @contextmanager
@@ -31,7 +32,7 @@ def recording(pcap: Path, log: Path) -> Iterator[None]:
         argv += ["--port", str(port)]
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=out)
-    time.sleep(3)  # the sniffer is live a moment after the process has started
+    time.sleep(6)  # the sniffer is live a while after the process has started (scapy loads slowly)
     if proc.poll() is not None:
         raise SystemExit(f"mqctl pcap record failed:\n{log.read_text()}")
     try:
@@ -75,23 +76,31 @@ SCENARIOS: dict[str, tuple[Callable[[PeerCluster], None], bool]] = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "fixtures" / "peers")
+    parser.add_argument("--only", choices=sorted(SCENARIOS), action="append", help="record just these")
     args = parser.parse_args()
     for kind in ("cpp", "js"):
         if peer_missing(kind):
             raise SystemExit(peer_missing(kind))
     args.out.mkdir(parents=True, exist_ok=True)
     for name, (traffic, broker_first) in SCENARIOS.items():
-        with tempfile.TemporaryDirectory(prefix=f"{name}-") as tmp:
-            cluster = PeerCluster(Path(tmp), {}, broker_port=BROKER_PORT, namesrv_port=NAMESRV_PORT)
-            try:
-                cluster.start(broker=broker_first)
-                if name == "peers-alions-produce-consume":
-                    cluster.create_topic("JsPeerTopic", queues=4)  # ali-ons cannot auto-create it
-                with recording(args.out / f"{name}.pcap", Path(tmp) / "record.log"):
-                    traffic(cluster)
-            finally:
-                cluster.stop()
-        print(f"{name}: {(args.out / f'{name}.pcap').stat().st_size} bytes")
+        if args.only and name not in args.only:
+            continue
+        pcap = args.out / f"{name}.pcap"
+        for _attempt in range(3):
+            with tempfile.TemporaryDirectory(prefix=f"{name}-") as tmp:
+                cluster = PeerCluster(Path(tmp), {}, broker_port=BROKER_PORT, namesrv_port=NAMESRV_PORT)
+                try:
+                    cluster.start(broker=broker_first)
+                    if name == "peers-alions-produce-consume":
+                        cluster.create_topic("JsPeerTopic", queues=4)  # ali-ons cannot auto-create it
+                    with recording(pcap, Path(tmp) / "record.log"):
+                        traffic(cluster)
+                finally:
+                    cluster.stop()
+            # Now and then the sniffer is not live in time and the file stays empty: record again.
+            if pcap.stat().st_size > PCAP_HEADER:
+                break
+        print(f"{name}: {pcap.stat().st_size} bytes")
 
 
 if __name__ == "__main__":
