@@ -252,6 +252,11 @@ class RemotingConnection(asyncio.Protocol):
             return
         if response.opaque != request.opaque:
             response = response.replace(opaque=request.opaque)
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            # mirrors NettyRemotingAbstract: an answer for a channel that is gone is only dropped
+            log.debug("dropping the answer to %s: the connection is closed", request)
+            return
         self.send(response)
 
     # ------------------------------------------------------------------ sending

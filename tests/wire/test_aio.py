@@ -338,3 +338,14 @@ def test_large_pipelined_answers_on_a_raw_socket() -> None:
             writer.close()
             await writer.wait_closed()
     run(main())
+
+
+def test_an_answer_for_a_closed_connection_is_dropped() -> None:
+    async def main():
+        def answer(conn: RemotingConnection, req: RemotingCommand):
+            conn.close()  # e.g. the handler found the peer misbehaving
+            return req.response()
+
+        _, transport = _feed(answer, RemotingCommand.request(1, opaque=1), RemotingCommand.request(1, opaque=2))
+        assert transport.closing and transport.writes == []
+    run(main())
