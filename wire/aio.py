@@ -257,7 +257,16 @@ class RemotingConnection(asyncio.Protocol):
             # mirrors NettyRemotingAbstract: an answer for a channel that is gone is only dropped
             log.debug("dropping the answer to %s: the connection is closed", request)
             return
-        self.send(response)
+        body = response.body
+        if body is not None and len(body) >= SEPARATE_BODY:
+            self.send(response)
+            return
+        data = encode_command(response)
+        self._out.append(data)
+        self._out_size += len(data)
+        if not self._dispatching and not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
 
     # ------------------------------------------------------------------ sending
 
