@@ -112,6 +112,8 @@ def produce(args: argparse.Namespace) -> None:
 
     step = args.batch or 1
     for first in range(0, args.count, step):
+        if args.stop_file and os.path.exists(args.stop_file):
+            break
         send(first, min(step, args.count - first))
         if args.interval_ms:
             time.sleep(args.interval_ms / 1000)
@@ -183,6 +185,7 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=0, help="send N messages per SEND_BATCH_MESSAGE")
     p.add_argument("--queue", type=int, help="send every message to this queue (send_orderly)")
     p.add_argument("--delay-level", type=int, default=0)
+    p.add_argument("--stop-file", help="stop sending (before --count) once this file exists")
     p = sub.choices["consume"]
     p.add_argument("--group", required=True)
     p.add_argument("--expect", type=int, default=0, help="stop after this many successful deliveries")

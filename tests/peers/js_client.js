@@ -5,6 +5,7 @@
 //
 //   node js_client.js produce --namesrv A --topic T --count N --size S --run-id R
 //        [--tag T] [--keys K] [--group G] [--interval-ms M] [--send-timeout-ms M] [--delay-level L]
+//        [--stop-file F]
 //   node js_client.js consume --namesrv A --topic T --group G --timeout S [--expect N]
 //        [--fail-first K] [--expression E] [--linger S] [--from first|last] [--rebalance-ms M]
 //
@@ -13,6 +14,7 @@
 'use strict';
 
 const crypto = require('crypto');
+const fs = require('fs');
 const path = require('path');
 
 const ALIONS = process.env.ALIONS_PATH || path.join(__dirname, 'js', 'node_modules', 'ali-ons');
@@ -93,6 +95,7 @@ async function produce(args) {
   let sent = 0;
   let errors = 0;
   for (let i = 0; i < count; i++) {
+    if (args['stop-file'] && fs.existsSync(args['stop-file'])) break;
     const body = makeBody(runId, i, sizes[i % sizes.length]);
     const msg = args.tag ? new Message(args.topic, fill(args.tag, runId, i), body) : new Message(args.topic, body);
     if (args.keys) msg.keys = [ fill(args.keys, runId, i) ];

@@ -30,7 +30,6 @@ pytestmark = [pytest.mark.peers, pytest.mark.slow]
 TOPIC = "CrashTopic"
 QUEUES = 4
 BEFORE = 40
-DURING = 300
 GROUPS = {"cpp": "CrashGroupCpp", "js": "CrashGroupJs"}
 
 
@@ -72,26 +71,33 @@ def test_sigkill_in_sync_flush_loses_no_acknowledged_message(peer_cluster: Calla
             for kind, group in GROUPS.items()}
 
     # The crash: both clients produce while the broker is killed and restarted.
-    cpp = cluster.cpp("produce", topic=TOPIC, count=DURING, size=200, run_id="cpp-during", interval_ms=10)
-    js = cluster.js("produce", topic=TOPIC, count=DURING // 2, size=200, run_id="js-during", interval_ms=20)
+    stop = cluster.root / "stop-producing"
+    cpp = cluster.cpp("produce", topic=TOPIC, count=100_000, size=200, run_id="cpp-during", interval_ms=10,
+                      stop_file=stop)
+    js = cluster.js("produce", topic=TOPIC, count=100_000, size=200, run_id="js-during", interval_ms=20,
+                    stop_file=stop)
     cpp.wait_for(lambda rs: sum(r["event"] == "sent" for r in rs) >= 60, 60)
     js.wait_for(lambda rs: sum(r["event"] == "sent" for r in rs) >= 20, 60)
     cluster.kill_broker()
     killed_at = time.time()
     time.sleep(1.0)
     cluster.start_broker()
-    cpp.finish(180)
-    js.finish(180)
+    restarted_at = time.time()
+    for producer in (cpp, js):  # both go on sending to the restarted broker for a while
+        producer.wait_for(lambda rs: sum(r["event"] == "sent" and r["t"] > restarted_at for r in rs) >= 20, 90)
+    stop.touch()
+    cpp.finish(60)
+    js.finish(60)
     assert "last shutdown abnormal" in cluster.broker_log()
 
     acked = {}
     for producer, run in ((cpp, "cpp-during"), (js, "js-during")):
         assert all(r["status"] == "SEND_OK" for r in producer.sent), producer.describe()
         acked.update({f"{run}:{r['i']}": r["sha256"] for r in producer.sent})
-        # Both sides of the crash are exercised: sends before it, failures during it, sends after it.
+        # Sends on both sides of the crash (those after it were waited for above). Sends during the
+        # outage fail, or, for the C++ client, may be retried until the broker is back and then
+        # succeed: acknowledged all the same, so they must be consumed like the others.
         assert any(r["t"] < killed_at for r in producer.sent)
-        assert producer.events("send_error"), f"{producer.name} never noticed the crash"
-        assert any(r["t"] > killed_at + 1 for r in producer.sent), f"{producer.name} did not resume"
         for r in producer.sent:
             assert r["sha256"] == body_sha256(run, r["i"], 200)
 
