@@ -85,6 +85,8 @@ _V1_KEYS = (
 )
 _V2_KEYS = ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m")
 _V2_CODES = frozenset({310, 320, 325})
+#: "0" … "4095" → their value: the header numbers a producer sends over and over
+_SMALL_INTS = {str(i): i for i in range(4096)}
 #: ``MQVersion.Version.V3_4_9.ordinal()``: from this client version on, the header's
 #: maxReconsumeTimes overrides the group's retryMaxTimes
 V3_4_9 = 121
@@ -158,22 +160,29 @@ def parse_send_header(req: RemotingCommand) -> SendHeader:
     v2 = req.code in _V2_CODES
     k = _V2_KEYS if v2 else _V1_KEYS
     ext = req.ext_fields
+    small = _SMALL_INTS.get
     try:
+        # the small numbers (queue counts and ids, flags) come from a table of their canonical
+        # spellings; anything else goes through fast_int, and from there to the typed headers
+        d, e, f, h = ext[k[3]], ext[k[4]], ext[k[5]], ext[k[7]]
         j = ext.get(k[9])
         m = ext.get(k[11])
+        di, ei, fi, hi = small(d), small(e), small(f), small(h)
+        ji = None if j is None else small(j)
+        mi = None if m is None else small(m)
         return SendHeader(
             ext[k[0]],
             ext[k[1]],
             ext[k[2]],
-            fast_int(ext[k[3]]),
-            fast_int(ext[k[4]]),
-            fast_int(ext[k[5]]),
+            fast_int(d) if di is None else di,
+            fast_int(e) if ei is None else ei,
+            fast_int(f) if fi is None else fi,
             fast_long(ext[k[6]]),
-            fast_int(ext[k[7]]),
+            fast_int(h) if hi is None else hi,
             ext.get(k[8]),
-            None if j is None else fast_int(j),
+            None if j is None else fast_int(j) if ji is None else ji,
             java_bool(ext.get(k[10])),
-            None if m is None else fast_int(m),
+            None if m is None else fast_int(m) if mi is None else mi,
             java_bool(ext.get(k[12])),
         )
     except (KeyError, SlowPath):
