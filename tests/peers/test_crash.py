@@ -5,8 +5,10 @@ In SYNC_FLUSH a send is answered SEND_OK only after its record is on disk (the g
 ``CommitLog.handleDiskFlush``), so whatever a client saw acknowledged must survive a kill -9.
 The broker is restarted on the same store and port; its recovery after the crash (no clean
 shutdown marker) cuts any torn tail and rebuilds the consume queues. Both producers keep going
-across the crash (their sends fail while the broker is down, then they reconnect), and the
-groups that had consumed and committed before the crash resume from their offsets: they get the
+across the crash (their sends fail while the broker is down, or the C++ client retries one until
+the broker is back, then they reconnect) until each has sent through the restarted broker.
+Consumers that stay connected through the crash get every acknowledged message, and the groups
+that had consumed and committed before the crash resume from their offsets: they get the
 messages sent around the crash, every acknowledged one included, and none of the earlier ones.
 The broker writes committed offsets to ``config/consumerOffset.json`` every
 ``flushConsumerOffsetInterval`` (1 s here); the test waits until the file holds the committed
