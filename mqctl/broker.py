@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .errors import UsageError
-from .serving import parse_listen, parse_sets
+from .serving import load_server_config, parse_listen, parse_sets
 
 if TYPE_CHECKING:
     from .api.broker import BrokerTable
@@ -30,20 +30,15 @@ def start(
     log_file: Annotated[Path | None, typer.Option(help="Also log to this file.")] = None,
 ) -> None:
     """Run a reference broker in the foreground until SIGINT/SIGTERM."""
-    from reference_broker.config import BrokerConfig, ConfigError
+    from reference_broker.config import BrokerConfig
     from reference_broker.runtime import run_foreground, setup_logging
 
     setup_logging(log_file)
     overrides = parse_sets(set_)
     if namesrv:
         overrides["namesrvAddr"] = namesrv
-    try:
-        cfg = BrokerConfig.load(config, overrides) if config else BrokerConfig(overrides=overrides)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
+    cfg = load_server_config(BrokerConfig, config, overrides)
     host, port = parse_listen(listen, cfg.listen_port)
-    for warning in cfg.unknown:
-        typer.echo(f"warning: {warning}", err=True)
 
     def make():  # type: ignore[no-untyped-def]
         from reference_broker.broker import Broker

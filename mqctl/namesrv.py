@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .errors import UsageError
-from .serving import parse_listen, parse_sets
+from .serving import load_server_config, parse_listen, parse_sets
 
 if TYPE_CHECKING:
     from .api.topic import Outcome
@@ -28,18 +27,13 @@ def start(
     log_file: Annotated[Path | None, typer.Option(help="Also log to this file.")] = None,
 ) -> None:
     """Run a reference name server in the foreground until SIGINT/SIGTERM."""
-    from reference_broker.config import ConfigError, NamesrvConfig
+    from reference_broker.config import NamesrvConfig
     from reference_broker.runtime import run_foreground, setup_logging
 
     setup_logging(log_file)
     overrides = parse_sets(set_)
-    try:
-        cfg = NamesrvConfig.load(config, overrides) if config else NamesrvConfig(overrides=overrides)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
+    cfg = load_server_config(NamesrvConfig, config, overrides)
     host, port = parse_listen(listen, cfg.listen_port)
-    for warning in cfg.unknown:
-        typer.echo(f"warning: {warning}", err=True)
 
     def make():  # type: ignore[no-untyped-def]
         from reference_broker.namesrv import NameServer

@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, TypeVar
+
 from .errors import UsageError
+
+C = TypeVar("C")
 
 
 def parse_sets(items: list[str] | None) -> dict[str, str]:
@@ -25,3 +30,20 @@ def parse_listen(listen: str | None, default_port: int) -> tuple[str, int]:
     if not port.isdigit() or not 0 <= int(port) < 65536:
         raise UsageError(f"--listen {listen!r}: expected HOST:PORT")
     return host or "0.0.0.0", int(port)
+
+
+def load_server_config(cls: type[C], path: Path | None, overrides: dict[str, str]) -> C:
+    """Load a reference server's properties file (or its defaults) with ``--set`` overrides; a bad
+    file is a usage error naming file:line, and every key Java would ignore is warned about."""
+    from reference_broker.config import ConfigError
+
+    loader: Any = cls
+    try:
+        cfg = loader.load(path, overrides) if path else loader(overrides=overrides)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    import typer
+
+    for warning in cfg.unknown:
+        typer.echo(f"warning: {warning}", err=True)
+    return cfg  # type: ignore[no-any-return]
