@@ -3,7 +3,8 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_pcap.py [--size-mb 200] [--keep FILE] [--connections 64]
+    .venv/bin/python benchmarks/bench_pcap.py [--size-mb 200] [--keep FILE] [--connections 64] [--runs 3]
+    .venv/bin/python benchmarks/bench_pcap.py --capture FILE      # time an existing capture
 
 It synthesises a loopback-style capture of at least ``--size-mb`` megabytes: many client
 connections to a broker (port 10911) and the name server (9876), each sending
@@ -22,7 +23,9 @@ Then, in the same run, it times:
 * a loop over scapy's ``RawPcapReader`` (records only, no decoding) and over this project's own
   record reader.
 
-and prints MB/s, frames/s and the ratios. No assertions: figures are for reading.
+and prints MB/s, frames/s and the ratios. With ``--runs N`` every timing is taken N times, the
+commands taking turns (decode, stats, tshark, decode, ...) so that a busy spell on a shared machine
+falls on all of them, and the median is printed. No assertions: figures are for reading.
 """
 
 from __future__ import annotations
@@ -32,10 +35,12 @@ import io
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 from wire import RemotingCommand, SerializeType, encode_command  # noqa: E402
 from wire.capture.synth import PcapWriter, TcpFlow  # noqa: E402
 
+TSHARK = "tshark -r FILE -q -z conv,tcp"
 BODY = bytes(random.Random(7).randrange(32, 127) for _ in range(1024))
 PULL_BODY = bytes(random.Random(8).randrange(0, 256) for _ in range(40_000))
 
@@ -180,47 +186,72 @@ def main() -> int:
     ap.add_argument("--connections", type=int, default=64, help="client connections (default 64)")
     ap.add_argument("--keep", type=Path,
                     help="write the capture here and keep it (default: a temporary file)")
+    ap.add_argument("--capture", type=Path, help="time this existing capture instead of synthesising one")
+    ap.add_argument("--runs", type=int, default=3,
+                    help="timings per command, taking turns; the median is shown (default 3)")
     args = ap.parse_args()
 
     tmp = None
-    if args.keep:
-        path = args.keep
+    if args.capture:
+        path = args.capture
+        records, frames = _count(path)
+        print(f"capture: {path} {path.stat().st_size / 1e6:.1f} MB, {records:,} records, {frames:,} rows")
     else:
-        tmp = tempfile.TemporaryDirectory(prefix="bench_pcap_")
-        path = Path(tmp.name) / "bench.pcap"
-    t0 = time.perf_counter()
-    records, frames = synthesise(path, args.size_mb, args.connections)
-    size = path.stat().st_size
-    mb = size / 1e6
-    print(f"capture: {path} {mb:.1f} MB, {records:,} records, {frames:,} remoting frames, "
-          f"{args.connections} connections (synthesised in {time.perf_counter() - t0:.1f} s)")
+        if args.keep:
+            path = args.keep
+        else:
+            tmp = tempfile.TemporaryDirectory(prefix="bench_pcap_")
+            path = Path(tmp.name) / "bench.pcap"
+        t0 = time.perf_counter()
+        records, frames = synthesise(path, args.size_mb, args.connections)
+        print(f"capture: {path} {path.stat().st_size / 1e6:.1f} MB, {records:,} records, {frames:,} remoting "
+              f"frames, {args.connections} connections (synthesised in {time.perf_counter() - t0:.1f} s)")
+    mb = path.stat().st_size / 1e6
 
     mqctl = [sys.executable, "-m", "mqctl.app"]
-    results: list[tuple[str, float]] = []
-    results.append(("mqctl pcap decode -o jsonl > /dev/null",
-                    _time([*mqctl, "pcap", "decode", "-o", "jsonl", str(path)])))
-    results.append(("mqctl pcap stats", _time([*mqctl, "pcap", "stats", str(path)])))
-    results.append(("scapy RawPcapReader loop (records only)", _scapy_loop(path)))
-    results.append(("wire.capture.read_records loop (records only)", _our_reader(path)))
     tshark = _tshark()
-    tshark_s = None
+    timings: dict[str, list[float]] = {}
+    commands: list[tuple[str, Callable[[], float]]] = [
+        ("mqctl pcap decode -o jsonl > /dev/null",
+         lambda: _time([*mqctl, "pcap", "decode", "-o", "jsonl", str(path)])),
+        ("mqctl pcap stats", lambda: _time([*mqctl, "pcap", "stats", str(path)])),
+        ("scapy RawPcapReader loop (records only)", lambda: _scapy_loop(path)),
+        ("wire.capture.read_records loop (records only)", lambda: _our_reader(path)),
+    ]
     if tshark:
-        tshark_s = _time([tshark, "-r", str(path), "-q", "-z", "conv,tcp"])
-        results.append(("tshark -r FILE -q -z conv,tcp", tshark_s))
+        commands.append((TSHARK, lambda: _time([tshark, "-r", str(path), "-q", "-z", "conv,tcp"])))
     else:
         print("tshark: not installed and cannot install it (needs root and apt-get): tshark ratio skipped")
-
+    for _ in range(max(1, args.runs)):
+        for name, run in commands:
+            timings.setdefault(name, []).append(run())
+    results = [(name, statistics.median(ts)) for name, ts in timings.items()]
+    tshark_s = dict(results).get(TSHARK)
     scapy_s = results[2][1]
     print(f"\n{'what':48} {'s':>7} {'MB/s':>8} {'frames/s':>10} {'× tshark':>9} {'× scapy':>8}")
     for name, secs in results:
         ratio_t = f"{tshark_s / secs:9.2f}" if tshark_s else f"{'-':>9}"
         print(f"{name:48} {secs:7.2f} {mb / secs:8.1f} {frames / secs:10,.0f} {ratio_t} "
               f"{scapy_s / secs:8.2f}")
+    if args.runs > 1:
+        print(f"\nmedians of {args.runs} runs; all runs (s):")
+        for name, ts in timings.items():
+            print(f"  {name:46} {' '.join(f'{t:.2f}' for t in ts)}")
     print("\n'× tshark' > 1 means faster than tshark's conversation pass; '× scapy' compares with the bare "
           "RawPcapReader loop.")
     if tmp is not None:
         tmp.cleanup()
     return 0
+
+
+def _count(path: Path) -> tuple[int, int]:
+    """(records, rows) of an existing capture, decoded once before the timings."""
+    from wire.capture import CaptureDecoder
+    from wire.capture.decoder import decode_batches
+
+    dec = CaptureDecoder()
+    rows = sum(len(b) for b in decode_batches(path, decoder=dec))
+    return dec.records, rows
 
 
 if __name__ == "__main__":

@@ -271,6 +271,7 @@ class _JsonLines(_Writer):
         self.lines: dict[str | None, Any] = {}
         self.make = lambda capture: JsonLines(bodies=bodies, capture=capture)
         self.buf: list[str] = []
+        self.write = _utf8_writer()
 
     def line(self, row: Row, fields: dict[str, Any] | None, capture: str | None) -> str:
         if fields is None:
@@ -288,7 +289,7 @@ class _JsonLines(_Writer):
     def flush(self) -> None:
         if self.buf:
             self.buf.append("")
-            sys.stdout.write("\n".join(self.buf))
+            self.write("\n".join(self.buf))
             self.buf = []
 
     def close(self) -> None:
@@ -300,7 +301,7 @@ class _JsonArray(_JsonLines):
     def __init__(self, names: list[str] | None, bodies: str) -> None:
         super().__init__(names, bodies)
         self.first = True
-        sys.stdout.write("[")
+        self.write("[")
 
     def row(self, row: Row, fields: dict[str, Any] | None, capture: str | None) -> None:
         self.buf.append(("\n" if self.first else ",\n") + self.line(row, fields, capture))
@@ -310,12 +311,12 @@ class _JsonArray(_JsonLines):
 
     def flush(self) -> None:
         if self.buf:
-            sys.stdout.write("".join(self.buf))
+            self.write("".join(self.buf))
             self.buf = []
 
     def close(self) -> None:
         self.flush()
-        sys.stdout.write("\n]\n")
+        self.write("\n]\n")
         sys.stdout.flush()
 
 
@@ -323,17 +324,18 @@ class _Yaml(_Writer):
     def __init__(self, names: list[str] | None) -> None:
         self.names = names
         self.empty = True
+        self.write = _utf8_writer()
 
     def row(self, row: Row, fields: dict[str, Any] | None, capture: str | None) -> None:
         import yaml
 
         assert fields is not None
-        sys.stdout.write(yaml.safe_dump([_pick(fields, self.names)], sort_keys=False, allow_unicode=True))
+        self.write(yaml.safe_dump([_pick(fields, self.names)], sort_keys=False, allow_unicode=True))
         self.empty = False
 
     def close(self) -> None:
         if self.empty:
-            sys.stdout.write("[]\n")
+            self.write("[]\n")
         sys.stdout.flush()
 
 
@@ -358,6 +360,7 @@ class _Table(_Writer):
         self.rows: list[list[str]] = []
         self.widths = [len(_HEADINGS.get(n, n)) for n in names]
         self.header = True
+        self.write = _utf8_writer()
 
     def row(self, row: Row, fields: dict[str, Any] | None, capture: str | None) -> None:
         from wire.capture.fields import headline, summary
@@ -393,7 +396,7 @@ class _Table(_Writer):
             self.header = False
         lines.extend(self._line(r) for r in self.rows)
         self.rows = []
-        sys.stdout.write("\n".join(lines) + "\n")
+        self.write("\n".join(lines) + "\n")
 
     def _line(self, cells: list[str]) -> str:
         last = len(cells) - 1

@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -76,6 +77,23 @@ def test_filters_fields_and_follow(tmp_path: Path, conv: Path) -> None:
     assert files == {str(other), str(conv)}
     assert len(res.stdout.splitlines()) == 8
     assert len(run("decode", "--follow", "7", str(conv)).stdout.splitlines()) == 0
+
+
+def test_lone_surrogates_are_written_as_json_escapes(tmp_path: Path) -> None:
+    """A JSON header may escape half of a surrogate pair; UTF-8 cannot carry it, so the output has the
+    JSON escape again (and reads back as the same text) instead of failing."""
+    hdr = (b'{"code":105,"extFields":{"topic":"T\\ud800"},"flag":0,"language":"JAVA","opaque":1,'
+           b'"remark":"r\\udfff","serializeTypeCurrentRPC":"JSON","version":373}')
+    path = write_conversation(tmp_path / "s.pcap", [(0, struct.pack(">iI", 4 + len(hdr), len(hdr)) + hdr)])
+    res = run("decode", "-o", "jsonl", str(path))
+    assert res.exit_code == 0
+    assert b'"rocketmq.remark":"r\\udfff"' in res.stdout_bytes
+    row = json.loads(res.stdout_bytes.decode("utf-8"))
+    assert (row["rocketmq.remark"], row["rocketmq.ext.topic"]) == ("r\udfff", "T\ud800")
+    assert json.loads(run("decode", "-o", "json", str(path)).stdout_bytes.decode("utf-8")) == [row]
+    assert yaml.safe_load(run("decode", "-o", "yaml", str(path)).stdout_bytes.decode("utf-8")) == [row]
+    res = run("decode", str(path))
+    assert res.exit_code == 0 and b"'r\\udfff'" in res.stdout_bytes
 
 
 def test_field_list() -> None:

@@ -5,7 +5,12 @@
   ``decode_json_header``'s general path;
 * ``RemotingHalf._whole_frames`` (frames whole in one segment) against ``RemotingHalf._run``;
 * the Ethernet/IPv4/TCP shortcut of ``CaptureDecoder.feed`` against ``parse_packet``;
-* ``JsonLines`` against ``json.dumps(row_fields(row))``.
+* ``wire.capture.streams.json_header`` (the capture's own JSON header path) against
+  ``decode_json_header``, and ``trusted_command`` against the ``RemotingCommand`` constructor;
+* ``JsonLines`` (one row, and lists of rows of every kind) against ``json.dumps(row_fields(row))``;
+* ``CaptureStats.add_rows`` against ``CaptureStats.add`` one row at a time.
+
+The hot loop of ``wire.capture.hotpath`` has its own file, ``test_hotpath.py``.
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ from hypothesis import strategies as st
 
 from tests.capture.helpers import exchange, frame, request, write_conversation
 from tests.capture.test_streams import Sink
-from wire import DecodeError, RemotingCommand
+from tests.conftest import shared_path
+from wire import DecodeError, LanguageCode, RemotingCommand, SerializeType
 from wire import remoting as remoting_module
 from wire.capture import CaptureDecoder, Conversation, decode_capture
 from wire.capture.fields import JsonLines, row_fields
-from wire.capture.streams import RemotingHalf
+from wire.capture.streams import RemotingHalf, json_header, trusted_command
 from wire.capture.synth import PcapWriter, TcpFlow
 
 _scalar = st.one_of(st.integers(-(2**40), 2**40), st.text(max_size=8), st.booleans(), st.none(),
@@ -170,6 +176,82 @@ def test_json_lines_are_row_fields_in_json(tmp_path: Any) -> None:
                 expected = json.dumps(row_fields(r, bodies=bodies, capture=capture), ensure_ascii=False,
                                       separators=(",", ":"), default=str)
                 assert lines(r) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(_header)
+def test_capture_json_header_agrees_with_decode_json_header(obj: dict[str, Any]) -> None:
+    data = _dump(obj)
+    ours = json_header(data)
+    if ours is None:
+        return
+    theirs = remoting_module.decode_json_header(data)
+    assert ours == theirs
+    assert (ours.language, ours.remark, ours.body, ours.wire_ext) == (theirs.language, theirs.remark, None, None)
+    assert list(ours.ext_fields.items()) == list(theirs.ext_fields.items())
+    assert type(ours.language) is type(theirs.language)
+
+
+@pytest.mark.parametrize("data", [
+    b'{"code":105,"language":"JAVA","extFields":{"topic":"T"}}',
+    b'{"code":105,"language":"CPP","version":0,"opaque":-2147483648,"flag":2147483647}',
+    b'{"code":2147483648}',
+    b'{"code":105,"extFields":{"n":1}}',
+    b'{"code":105,"extFields":{"a":"1","a":"2","b":"3"}}',
+    b'{"code":105,"remark":null,"extFields":null}',
+    b'{"code":105,"language":"KLINGON"}',
+    b'{"code":105} ',
+    b'{"code":1.5}',
+    b'{"code":true}',
+    rb'{"code":1,"remark":"\ud800"}',
+    rb'{"code":1,"remark":"\u00e9\n"}',
+    b'\xff{"code":1}',
+    b'[1]',
+])
+def test_capture_json_header_edge_cases(data: bytes) -> None:
+    ours = json_header(data)
+    try:
+        theirs: Any = remoting_module.decode_json_header(data)
+    except DecodeError:
+        theirs = None
+    if ours is not None:
+        assert ours == theirs and list(ours.ext_fields.items()) == list(theirs.ext_fields.items())
+
+
+@given(st.integers(-(2**31), 2**31 - 1), st.sampled_from([0, 1, 2, 3]), st.text(max_size=5) | st.none(),
+       st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=3), st.booleans())
+def test_trusted_command_is_the_constructed_command(opaque: int, flag: int, remark: str | None,
+                                                    ext: dict[str, str], binary: bool) -> None:
+    st_ = SerializeType.ROCKETMQ if binary else SerializeType.JSON
+    built = RemotingCommand(310, LanguageCode.CPP, 373, opaque, flag, remark, dict(ext), None, st_)
+    assert trusted_command(310, LanguageCode.CPP, 373, opaque, flag, remark, dict(ext), st_) == built
+    assert trusted_command(310, LanguageCode.CPP, 373, opaque, flag, remark, dict(ext), st_).wire_ext is None
+
+
+def _mixed_rows(tmp_path: Any) -> list[Any]:
+    """Command rows of both serialize types, a decode problem, a gap, and HA rows."""
+    bad = bytearray(frame(request(10, 99, {"k": "v"})))
+    bad[9] = ord("[")  # the JSON header no longer opens an object
+    path = write_conversation(tmp_path / "c.pcap", exchange(3, binary=True) + exchange(2) + [(0, bytes(bad))],
+                              server=("10.0.0.2", 10911))
+    rows = list(decode_capture(path))
+    ha = shared_path("captures", "java-4.9.8/08-ha-catchup-from-zero.pcap")
+    rows += [r for r in decode_capture(ha) if r.kind == "ha"][:20]
+    assert {r.kind for r in rows} == {"command", "problem", "ha"}
+    return rows
+
+
+def test_json_lines_of_a_list_of_rows(tmp_path: Any) -> None:
+    rows = _mixed_rows(tmp_path)
+    for bodies in ("none", "text", "hex", "decoded"):
+        expected = "".join(json.dumps(row_fields(r, bodies=bodies, capture="f"), ensure_ascii=False,
+                                      separators=(",", ":"), default=str) + "\n" for r in rows)
+        assert JsonLines(bodies=bodies, capture="f").lines(rows) == expected
+        # and again after the text caches filled up and were emptied
+        lines = JsonLines(bodies=bodies, capture="f")
+        lines.CACHE_LIMIT = 2
+        assert "".join(lines.lines(rows[i:i + 3]) for i in range(0, len(rows), 3)) == expected
+        assert len(lines._mid) <= 2 and len(lines._keys) <= 2 and len(lines._conv) <= 2
 
 
 def test_remoting_command_equality_is_what_the_fast_path_returns() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.capture.helpers import frame, request
+from tests.capture.test_hotpath import messy_capture
 from tests.conftest import shared_path
 from wire.capture import CaptureDecoder, decode_capture
 from wire.capture.stats import CaptureStats, percentile
@@ -77,3 +78,20 @@ def test_reference_capture_figures() -> None:
     assert len(r["problems"]["listed"]) == 12
     r = _stats(shared_path("captures", "java-4.9.8", "08-ha-catchup-from-zero.pcap"))
     assert r["ha"] == {"SlaveReport": 116, "Transfer": 116} and r["totals"]["ha_data_bytes"] == 3_641_729
+
+
+@pytest.mark.parametrize("name", ["java-4.9.8/04-rocketmq-sendMessage.pcap", "messy"])
+def test_add_rows_counts_as_add_does(tmp_path: Path, name: str) -> None:
+    if name == "messy":
+        path = tmp_path / "messy.pcap"
+        path.write_bytes(messy_capture(3, 1, exchanges=300))
+    else:
+        path = shared_path("captures", name)
+    one, batch = CaptureStats(), CaptureStats()
+    rows = list(decode_capture(path))
+    for row in rows:
+        one.add(row)
+    for i in range(0, len(rows), 5):
+        batch.add_rows(rows[i:i + 5])
+    assert batch.report() == one.report()
+    assert one.report()["totals"]["commands"] > 10

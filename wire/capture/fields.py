@@ -359,9 +359,10 @@ class JsonLines:
     time on. A differential test holds it to ``json.dumps(row_fields(row))``.
 
     The parts of a line that repeat from row to row are kept as ready text: the connection part
-    (stream, addresses, ports, role) per conversation and direction, and the type/code/flag and
-    language/version parts per combination seen. The caches are emptied when they grow large, so
-    a capture of random codes cannot make them grow without bound.
+    (stream, addresses, ports, role) per conversation and direction, the type/code/flag and
+    language/version parts per combination seen, the ext field names, and a response's request
+    code. The caches are emptied when they grow large, so a capture of random codes cannot make
+    them grow without bound.
     """
 
     #: entries a text cache may hold before it is emptied
@@ -374,6 +375,7 @@ class JsonLines:
         self._conv: dict[Conversation, tuple[str, str]] = {}
         self._mid: dict[tuple[Any, ...], tuple[str, str, str]] = {}
         self._keys: dict[str, str] = {}
+        self._requests: dict[int, str] = {}
         self._head = (f',"frame.file":{_jstr(capture)},"rocketmq.row":' if capture is not None
                       else ',"rocketmq.row":')
 
@@ -388,6 +390,7 @@ class JsonLines:
         convs = self._conv
         mids = self._mid
         keys = self._keys
+        requests = self._requests
         bodies = self.bodies
         fast = bodies != "decoded"
         out: list[str] = []
@@ -433,9 +436,13 @@ class JsonLines:
                 append(',"rocketmq.body_length":0')
             if req is not None:
                 rc = req.command.code
-                append(f',"rocketmq.request_code":{rc},"rocketmq.request_code_name":'
-                       f'{enc(code_name(rc, False))},"rocketmq.request_row":{req.number},'
-                       f'"rocketmq.latency":{ts - req.ts_end!r}}}\n')
+                asked = requests.get(rc)
+                if asked is None:
+                    if len(requests) >= self.CACHE_LIMIT:
+                        requests.clear()
+                    asked = requests[rc] = (f',"rocketmq.request_code":{rc},"rocketmq.request_code_name":'
+                                            f'{enc(code_name(rc, False))},"rocketmq.request_row":')
+                append(f'{asked}{req.number},"rocketmq.latency":{ts - req.ts_end!r}}}\n')
             else:
                 append("}\n")
         return "".join(out)

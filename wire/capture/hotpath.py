@@ -21,8 +21,8 @@ unpack and one lookup. Every other record goes to ``CaptureDecoder.feed`` as it 
 * a segment that is not the next in order, or arrives while bytes wait in the out-of-order buffer
   (``TcpReassembler._put``);
 * a connection whose protocol is not decided yet, or that is not remoting
-  (``ConnectionDecoder.data``), and a direction out of sync or with a frame pending from earlier
-  segments (``RemotingHalf.data``).
+  (``ConnectionDecoder.data``), and a direction out of sync or with bytes pending from earlier
+  segments (``RemotingHalf.data``; its buffer is empty whenever nothing is pending).
 
 In a segment of whole frames, the first frame that is not whole or does not decode (and the rest of
 the segment) goes to the frame decoder's careful loop, as ``RemotingHalf.data`` hands it over after
@@ -186,7 +186,7 @@ def decode_classic(dec: CaptureDecoder, source: ClassicPcap, *, batch: int = 256
             # ------------------------------------------------ ConnectionDecoder.data
             halves = handler.halves
             half = halves[d] if halves is not None else None
-            if type(half) is not RemotingHalf or not half.synced or half.pos != len(half.buf):
+            if type(half) is not RemotingHalf or not half.synced or half.buf:
                 handler.data(d, off, buf[q:fend], ts, number)
                 continue
             conv = handler.conv
@@ -242,9 +242,6 @@ def decode_classic(dec: CaptureDecoder, source: ClassicPcap, *, batch: int = 256
                 fp = end
             if fp == fend:
                 half.base = off + plen
-                if half.buf:
-                    half.buf = bytearray()
-                half.pos = 0
             else:
                 half.buf = buf[fp:fend]  # type: ignore[assignment]  # read-only until _keep copies it
                 half.pos = 0
@@ -259,7 +256,12 @@ def decode_classic(dec: CaptureDecoder, source: ClassicPcap, *, batch: int = 256
 
 def _learn(known: dict[bytes, tuple[Any, ...]], key: bytes, table: dict[tuple[bytes, int, bytes, int], Any],
            handler_type: type) -> None:
-    """Remember a connection direction once ``feed`` has opened it and seen it carry a segment."""
+    """Remember a connection direction once ``feed`` has opened it and seen it carry a segment; forget
+    closed ones when they outnumber the open ones (the reassembler's table holds two keys per open
+    connection), so the cache stays as small as that table."""
+    if len(known) > 2 * len(table) + 64:
+        for stale in [k for k, v in known.items() if v[0].closed]:
+            del known[stale]
     sport, dport = _PORTS.unpack_from(key, 8)
     found = table.get((key[:4], sport, key[4:8], dport))
     if found is None:
