@@ -16,8 +16,12 @@ into a sans-IO :class:`wire.FrameBuffer`; each decoded command is either
   values are written at once, awaitables run as tasks so that one slow request never stalls the
   others on the same connection. A coroutine is first run up to its first suspension in place,
   as an eager task would be (Python 3.12's ``eager_task_factory``): the many that never suspend
-  (a send in ASYNC_FLUSH) are answered without a task. Such a first step runs outside any task
-  (``asyncio.current_task()`` is ``None`` there) and in the connection's context. Oneway requests
+  (a send in ASYNC_FLUSH) are answered without a task. One that waits on a future (a group
+  commit, a parked pull) is resumed by that future's done callback, as a task's wake-up would,
+  still without a task; only other kinds of suspension (a bare ``await asyncio.sleep(0)``) get
+  one. Outside a task, ``asyncio.current_task()`` is ``None``: handlers must not rely on it (nor
+  on ``asyncio.timeout``, which needs it); a connection close cancels the future a handler waits
+  on, so the handler sees CancelledError as a cancelled task would. Oneway requests
   (flag bit 1) never get a response. A handler that raises produces SYSTEM_ERROR with the
   exception's text, as ``NettyRemotingAbstract`` does.
 
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import itertools
 import logging
@@ -119,6 +124,7 @@ class RemotingConnection(asyncio.Protocol):
         self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
         self._transport: asyncio.Transport | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._parked: dict[Coroutine[Any, Any, RemotingCommand | None], asyncio.Future[Any]] = {}
         self._can_write: asyncio.Event | None = None
         self._out: list[bytes] = []
         self._out_size = 0
@@ -170,6 +176,10 @@ class RemotingConnection(asyncio.Protocol):
         self._pending.clear()
         for task in self._tasks:
             task.cancel()
+        for fut in list(self._parked.values()):
+            # as Task.cancel: the future the handler waits on is cancelled, and the handler is
+            # resumed with CancelledError
+            fut.cancel()
         if not self.closed.done():
             self.closed.set_result(exc)
         if self._can_write is not None:
@@ -214,11 +224,16 @@ class RemotingConnection(asyncio.Protocol):
         else:
             self._reply(cmd, result)
 
+    @property
+    def pending_handlers(self) -> int:
+        """Handler calls still running (suspended coroutines and tasks), whose answers are due."""
+        return len(self._tasks) + len(self._parked)
+
     def _step(self, cmd: RemotingCommand, coro: Coroutine[Any, Any, RemotingCommand | None]) -> None:
         """Run a handler's coroutine up to its first suspension right here, as an eager task
         would: most finish without one (a send in ASYNC_FLUSH, a pull that finds messages) and
         are answered in this dispatch batch, with no task, no extra loop pass and no callbacks.
-        One that suspends continues as a task from where it stopped."""
+        One that suspends goes on from where it stopped (:meth:`_park`)."""
         try:
             yielded = coro.send(None)
         except StopIteration as stop:
@@ -230,7 +245,36 @@ class RemotingConnection(asyncio.Protocol):
             log.exception("handler failed for %s", cmd)
             self._reply(cmd, cmd.response(ResponseCode.SYSTEM_ERROR, _describe(exc)))
             return
-        self._spawn(cmd, _Resumed(coro, yielded))
+        self._park(cmd, coro, yielded)
+
+    def _park(self, cmd: RemotingCommand, coro: Coroutine[Any, Any, RemotingCommand | None],
+              yielded: Any) -> None:
+        """A suspended handler coroutine waits for what it yielded. A future of this loop (a group
+        commit's flush, a parked pull) resumes it from its done callback, as a task's wake-up
+        would, without a task; anything else (a bare yield) hands the rest to a task."""
+        if (yielded is not None and getattr(yielded, "_asyncio_future_blocking", False)
+                and yielded.get_loop() is asyncio.get_running_loop()):
+            yielded._asyncio_future_blocking = False
+            self._parked[coro] = yielded
+            yielded.add_done_callback(functools.partial(self._wake, cmd, coro))
+        else:
+            self._spawn(cmd, _Resumed(coro, yielded))
+
+    def _wake(self, cmd: RemotingCommand, coro: Coroutine[Any, Any, RemotingCommand | None],
+              fut: asyncio.Future[Any]) -> None:
+        self._parked.pop(coro, None)
+        try:
+            yielded = coro.send(None)
+        except StopIteration as stop:
+            self._reply(cmd, stop.value)
+            return
+        except asyncio.CancelledError:
+            return
+        except Exception as exc:
+            log.exception("handler failed for %s", cmd)
+            self._reply(cmd, cmd.response(ResponseCode.SYSTEM_ERROR, _describe(exc)))
+            return
+        self._park(cmd, coro, yielded)
 
     def _spawn(self, cmd: RemotingCommand, pending: Awaitable[RemotingCommand | None]) -> None:
         task = asyncio.ensure_future(self._finish(cmd, pending))

@@ -213,34 +213,59 @@ def test_coroutines_that_never_suspend_are_answered_in_the_same_read() -> None:
         requests = (RemotingCommand.request(1, opaque=i) for i in (5, 6, 7))
         conn, transport = _feed(lambda c, r: answer(r), *requests)
         # one write, before the loop ever ran again; the coroutines ran in the caller (here this
-        # test's task; a socket's callback runs in none) and no task was made for them
-        assert len(transport.writes) == 1 and not conn._tasks
+        # test's task; a socket's callback runs in none) and nothing was left running
+        assert len(transport.writes) == 1 and conn.pending_handlers == 0
         assert ran_in == [asyncio.current_task()] * 3
         assert [(c.opaque, c.remark, c.is_response) for c in transport.frames()] == [
             (5, "r5", True), (6, "r6", True), (7, "r7", True)]
     run(main())
 
 
-def test_a_coroutine_that_suspends_goes_on_as_a_task() -> None:
+async def _settle(conn: RemotingConnection) -> None:
+    while conn.pending_handlers:
+        await asyncio.sleep(0.002)
+    await asyncio.sleep(0)  # the last answers' write
+
+
+def test_a_coroutine_that_waits_on_futures_is_resumed_without_a_task() -> None:
     async def main():
-        gate = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        gate = loop.create_future()
+        steps: list[object] = []
+
+        async def answer(req: RemotingCommand):
+            steps.append("first")
+            value = await gate  # the future's result must come back into the coroutine
+            steps.append(f"gate {value}")
+            await asyncio.sleep(0.01)  # a timer's future
+            steps.append(asyncio.current_task())
+            return req.response(remark=f"after {value}")
+
+        conn, transport = _feed(lambda c, r: answer(r), RemotingCommand.request(1, opaque=9))
+        assert steps == ["first"] and transport.writes == [] and conn.pending_handlers == 1
+        assert not conn._tasks  # parked on the future, no task made
+        gate.set_result("open")
+        await _settle(conn)
+        assert steps == ["first", "gate open", None]
+        assert [(c.opaque, c.remark) for c in transport.frames()] == [(9, "after open")]
+    run(main())
+
+
+def test_a_bare_yield_goes_on_as_a_task() -> None:
+    async def main():
         steps: list[str] = []
 
         async def answer(req: RemotingCommand):
             steps.append("first")
-            value = await gate  # a future: the task must get it and send its result back in
-            steps.append(f"gate {value}")
-            await asyncio.sleep(0)  # a bare yield
-            await asyncio.sleep(0.01)
-            return req.response(remark=f"after {value}")
-
-        conn, transport = _feed(lambda c, r: answer(r), RemotingCommand.request(1, opaque=9))
-        assert steps == ["first"] and transport.writes == [] and len(conn._tasks) == 1
-        gate.set_result("open")
-        while conn._tasks:
+            await asyncio.sleep(0)  # yields None: only a task knows to step it again
+            steps.append("second")
             await asyncio.sleep(0.005)
-        assert steps == ["first", "gate open"]
-        assert [(c.opaque, c.remark) for c in transport.frames()] == [(9, "after open")]
+            return req.response(remark="done")
+
+        conn, transport = _feed(lambda c, r: answer(r), RemotingCommand.request(1, opaque=4))
+        assert steps == ["first"] and len(conn._tasks) == 1
+        await _settle(conn)
+        assert steps == ["first", "second"] and [c.remark for c in transport.frames()] == ["done"]
     run(main())
 
 
@@ -249,38 +274,47 @@ def test_coroutine_errors_before_and_after_a_suspension_give_system_error() -> N
         async def answer(req: RemotingCommand):
             if req.opaque == 1:
                 raise ValueError("at once")
+            if req.opaque == 2:
+                await asyncio.sleep(0.001)
+                raise KeyError("later")
             await asyncio.sleep(0)
-            raise KeyError("later")
+            raise LookupError("in a task")
 
-        conn, transport = _feed(lambda c, r: answer(r), RemotingCommand.request(1, opaque=1),
-                                RemotingCommand.request(1, opaque=2))
-        while conn._tasks:
-            await asyncio.sleep(0.005)
+        conn, transport = _feed(lambda c, r: answer(r), *(RemotingCommand.request(1, opaque=i) for i in (1, 2, 3)))
+        await _settle(conn)
         got = {c.opaque: (c.code, c.remark) for c in transport.frames()}
         assert got == {1: (ResponseCode.SYSTEM_ERROR, "ValueError: at once"),
-                       2: (ResponseCode.SYSTEM_ERROR, "KeyError: 'later'")}
+                       2: (ResponseCode.SYSTEM_ERROR, "KeyError: 'later'"),
+                       3: (ResponseCode.SYSTEM_ERROR, "LookupError: in a task")}
     run(main())
 
 
-def test_a_suspended_coroutine_is_cancelled_with_its_connection() -> None:
+def test_suspended_coroutines_are_cancelled_with_their_connection() -> None:
     async def main():
         cleaned: list[str] = []
+        store_side = asyncio.get_running_loop().create_future()
 
         async def answer(req: RemotingCommand):
             try:
-                await asyncio.sleep(30)
+                if req.opaque == 3:
+                    await store_side  # parked on a future
+                else:
+                    await asyncio.sleep(0)  # in a task
+                    await asyncio.sleep(30)
             except asyncio.CancelledError:
-                cleaned.append("cancelled")  # the cancellation reaches the handler's own frame
+                cleaned.append(f"cancelled {req.opaque}")  # reaches the handler's own frame
                 raise
             return req.response()
 
-        conn, transport = _feed(lambda c, r: answer(r), RemotingCommand.request(1, opaque=3))
+        conn, transport = _feed(lambda c, r: answer(r), RemotingCommand.request(1, opaque=3),
+                                RemotingCommand.request(1, opaque=5))
         await asyncio.sleep(0.01)
-        (task,) = conn._tasks
+        assert conn.pending_handlers == 2
         conn.connection_lost(None)
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        assert cleaned == ["cancelled"] and transport.writes == []
+        await _settle(conn)
+        # the awaited future is cancelled, as Task.cancel does, and nobody is answered
+        assert sorted(cleaned) == ["cancelled 3", "cancelled 5"] and store_side.cancelled()
+        assert transport.writes == []
     run(main())
 
 
