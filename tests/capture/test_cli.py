@@ -233,18 +233,28 @@ def test_process_records_loopback_traffic(tmp_path: Path) -> None:
     answer = request.response(0, body=b"r" * 200_000)
 
     def serve() -> None:
-        c, _ = srv.accept()
-        c.recv(65536)
-        c.sendall(encode_command(answer))
-        time.sleep(0.3)
-        c.close()
+        while True:
+            c, _ = srv.accept()
+            if not c.recv(65536):
+                c.close()  # a probe (below)
+                continue
+            c.sendall(encode_command(answer))
+            time.sleep(0.3)
+            c.close()
+            return
 
     threading.Thread(target=serve, daemon=True).start()
     out = tmp_path / "live.pcap"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "mqctl.app", "pcap", "record", "-w", str(out), "--port", str(port),
                              "--duration", "4"], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(2.0)  # the sniffer is up
+    # Empty connections until the first packet is in the file: the recorder is capturing (its start-up
+    # takes seconds on a busy machine, and its duration counts from there).
+    deadline = time.monotonic() + 30
+    while not (out.exists() and out.stat().st_size > 24):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+        socket.create_connection(("127.0.0.1", port)).close()
+        time.sleep(0.2)
     with socket.create_connection(("127.0.0.1", port)) as s:
         s.sendall(encode_command(request))
         got = b""

@@ -15,6 +15,12 @@ The way through
    sniffing), cuts remoting frames (resynchronising after damage with :func:`find_frame_start`)
    or HA frames (:mod:`wire.ha`), pairs responses with requests, and produces rows.
 
+:func:`decode_capture` (rows one by one) and :func:`decode_batches` (rows in lists) run the four
+steps over a file. For classic pcap they take the common case — an in-order TCP segment of whole
+remoting frames, or a bare ACK — through one loop straight from the read buffer
+(:mod:`wire.capture.hotpath`), and everything else through :meth:`CaptureDecoder.feed`; both ways
+give the same rows.
+
 The row model
 -------------
 Rows are :class:`typing.NamedTuple` values — plain tuples, never construct Containers — and each
@@ -46,7 +52,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from .decoder import CaptureDecoder, decode_capture
+from .decoder import CaptureDecoder, decode_batches, decode_capture
 from .packets import PacketError, Segment, address_text, parse_packet
 from .ports import DEFAULT_PORTS, PortRoles, parse_port_overrides
 from .records import CaptureFileError, Record, capture_size, read_records
@@ -83,6 +89,7 @@ __all__ = [
     "TcpReassembler",
     "address_text",
     "capture_size",
+    "decode_batches",
     "decode_capture",
     "find_frame_start",
     "parse_packet",
