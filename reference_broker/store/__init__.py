@@ -11,7 +11,14 @@ shutdown and after a crash; expired-file deletion; and the hooks master/slave re
 from __future__ import annotations
 
 from .config import StoreConfig
-from .store import SCHEDULE_TOPIC, ArrivalListener, DispatchListener, MessageStore, ReplicaWaiter
+from .store import (
+    SCHEDULE_TOPIC,
+    ArrivalListener,
+    DispatchListener,
+    MessageStore,
+    ReplicaWaiter,
+    disk_used_ratio,
+)
 from .types import (
     GetResult,
     GetStatus,
@@ -36,4 +43,5 @@ __all__ = [
     "ReplicaWaiter",
     "StoreConfig",
     "StoreError",
+    "disk_used_ratio",
 ]

@@ -121,7 +121,7 @@ def _total_memory() -> int:
         return 8 * 1024**3
 
 
-def _disk_used_ratio(path: os.PathLike[str] | str) -> float:
+def disk_used_ratio(path: os.PathLike[str] | str) -> float:
     """``UtilAll.getDiskPartitionSpaceUsedPercent``: used / (used + usable), rounded up to 1%."""
     try:
         st = os.statvfs(path)
@@ -1156,12 +1156,12 @@ class MessageStore:
         ``AdminBrokerProcessor.prepareRuntimeInfo`` adds)."""
         info = self.stats.runtime_info()
         cl_path = str(self.config.commitlog_dir)
-        ratio = _disk_used_ratio(cl_path)
+        ratio = disk_used_ratio(cl_path)
         info[f"commitLogDiskRatio_{cl_path}"] = java_double(ratio)
         info["commitLogDiskRatio"] = java_double(ratio)
         cq_dir = self.config.consumequeue_dir
         info["consumeQueueDiskRatio"] = java_double(
-            _disk_used_ratio(cq_dir if cq_dir.exists() else self.config.root))
+            disk_used_ratio(cq_dir if cq_dir.exists() else self.config.root))
         info["commitLogMinOffset"] = str(self.commitlog.min_offset)
         info["commitLogMaxOffset"] = str(self.commitlog.max_offset)
         info["dispatchBehindBytes"] = str(self.dispatch_behind_bytes)
@@ -1194,7 +1194,7 @@ class MessageStore:
         ignores the hour, not the age).
         """
         now = _now_ms() if now_ms is None else now_ms
-        ratio = _disk_used_ratio(self.config.commitlog_dir)
+        ratio = disk_used_ratio(self.config.commitlog_dir)
         space_full = ratio < 0 or ratio > self.config.disk_max_used_space_ratio / 100.0
         clean_now = ratio > _CLEAN_FORCIBLY_RATIO
         if not (force or self._is_time_to_delete(now) or space_full):

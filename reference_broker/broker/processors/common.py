@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -18,7 +17,6 @@ if TYPE_CHECKING:
 __all__ = [
     "BrokerHandler",
     "SlowPath",
-    "disk_used_ratio",
     "fast_int",
     "fast_long",
     "java_bool",
@@ -76,23 +74,6 @@ def peer_addr(conn: RemotingConnection) -> str:
     """``RemotingHelper.parseChannelRemoteAddr``: ``ip:port`` of the peer."""
     host, port = conn.peer
     return f"{host}:{port}"
-
-
-def disk_used_ratio(path: str | os.PathLike[str]) -> float:
-    """``UtilAll.getDiskPartitionSpaceUsedPercent``: used / (used + usable), rounded up to the
-    next hundredth; -1 when the path does not exist."""
-    try:
-        st = os.statvfs(path)
-    except OSError:
-        return -1.0
-    total = st.f_blocks * st.f_frsize
-    if total <= 0:
-        return -1.0
-    used = total - st.f_bfree * st.f_frsize
-    entire = used + st.f_bavail * st.f_frsize
-    if entire <= 0:
-        return -1.0
-    return (used * 100 // entire + (1 if used * 100 % entire else 0)) / 100.0
 
 
 def response(

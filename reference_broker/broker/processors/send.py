@@ -48,14 +48,13 @@ from wire.headers import (
 from wire.message import MessageConst, MessageSysFlag, create_offset_msg_id, decode_batch, decode_properties
 from wire.message import decode_stored_message as decode_record
 
-from ...store import MessageToStore, PutResult, PutStatus
+from ...store import MessageToStore, PutResult, PutStatus, disk_used_ratio
 from .. import constants as C
 from ..props import java_properties_text, send_properties_text
 from ..topics import topic_config_to_string
 from .common import (
     BrokerHandler,
     SlowPath,
-    disk_used_ratio,
     fast_int,
     fast_long,
     java_bool,
