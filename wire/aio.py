@@ -65,6 +65,7 @@ from .remoting import (
 __all__ = [
     "ConnectError",
     "ConnectionClosed",
+    "ConnectionPool",
     "Handler",
     "RemotingConnection",
     "RemotingIOError",
@@ -72,6 +73,7 @@ __all__ = [
     "RequestTimeout",
     "connect",
     "next_opaque",
+    "split_addr",
     "start_server",
 ]
 
@@ -459,6 +461,64 @@ async def connect(host: str, port: int, *, timeout: float = 3.0, handler: Handle
     except OSError as exc:
         raise ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
     return proto
+
+
+def split_addr(addr: str) -> tuple[str, int]:
+    """``"host:port"`` → ``(host, port)`` (``[v6]:port`` too); anything else is a :class:`ConnectError`."""
+    host, sep, port = addr.strip().rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConnectError(f"cannot connect to {addr!r}: not a host:port address")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+class ConnectionPool:
+    """At most one open connection per ``host:port``, opened on first use and shared by every
+    caller (responses are matched by opaque, so many requests can be in flight on one connection,
+    as Java's ``NettyRemotingClient`` channel table shares a channel). A closed connection is
+    replaced on the next use; concurrent first uses of an address open one connection."""
+
+    def __init__(self, *, timeout: float = 3.0, name: str = "", handler: Handler | None = None) -> None:
+        self.timeout = timeout
+        self.name = name
+        self.handler = handler
+        self._conns: dict[str, RemotingConnection] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def get(self, addr: str) -> RemotingConnection:
+        """The open connection to ``addr``, opening it if needed (:class:`ConnectError` if it cannot)."""
+        conn = self._conns.get(addr)
+        if conn is not None and not conn.is_closing:
+            return conn
+        lock = self._locks.setdefault(addr, asyncio.Lock())
+        async with lock:
+            conn = self._conns.get(addr)
+            if conn is None or conn.is_closing:
+                host, port = split_addr(addr)
+                conn = await connect(host, port, timeout=self.timeout, handler=self.handler, name=self.name)
+                self._conns[addr] = conn
+            return conn
+
+    def discard(self, addr: str) -> None:
+        """Forget (and close) the connection to ``addr``."""
+        conn = self._conns.pop(addr, None)
+        if conn is not None:
+            conn.close()
+
+    async def close(self) -> None:
+        """Close every connection and wait (briefly) until they are closed."""
+        conns = list(self._conns.values())
+        self._conns.clear()
+        for conn in conns:
+            conn.close()
+        for conn in conns:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.wait_closed(), 1)
+
+    async def __aenter__(self) -> ConnectionPool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
 
 class RemotingServer:

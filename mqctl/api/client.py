@@ -21,12 +21,11 @@ opening a connection.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
-from wire.aio import ConnectError, RemotingConnection, RemotingIOError, connect
+from wire.aio import ConnectError, ConnectionPool, RemotingConnection, RemotingIOError, split_addr
 from wire.codes import LanguageCode, ResponseCode, SerializeType
 from wire.errors import WireError
 from wire.remoting import DEFAULT_VERSION, RemotingCommand
@@ -38,14 +37,6 @@ __all__ = ["AdminClient", "gather_map", "split_addr"]
 T = TypeVar("T")
 
 _OK = frozenset({int(ResponseCode.SUCCESS)})
-
-
-def split_addr(addr: str) -> tuple[str, int]:
-    """``"host:port"`` → ``(host, port)``; ``[v6]:port`` is accepted too."""
-    host, sep, port = addr.strip().rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ConnectError(f"cannot connect to {addr!r}: not a host:port address")
-    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 class AdminClient:
@@ -63,8 +54,7 @@ class AdminClient:
                                else SerializeType[str(serialize).upper()])
         self.language = language
         self.version = version
-        self._conns: dict[str, RemotingConnection] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._pool = ConnectionPool(timeout=timeout, name="mqctl")
         self._preferred = 0
 
     async def __aenter__(self) -> AdminClient:
@@ -74,29 +64,13 @@ class AdminClient:
         await self.close()
 
     async def close(self) -> None:
-        conns = list(self._conns.values())
-        self._conns.clear()
-        for conn in conns:
-            conn.close()
-        for conn in conns:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(conn.wait_closed(), 1)
+        await self._pool.close()
 
     # ------------------------------------------------------------------ connections
 
     async def connection(self, addr: str) -> RemotingConnection:
         """The open connection to ``addr``, opening it if needed."""
-        conn = self._conns.get(addr)
-        if conn is not None and not conn.is_closing:
-            return conn
-        lock = self._locks.setdefault(addr, asyncio.Lock())
-        async with lock:
-            conn = self._conns.get(addr)
-            if conn is None or conn.is_closing:
-                host, port = split_addr(addr)
-                conn = await connect(host, port, timeout=self.timeout, name="mqctl")
-                self._conns[addr] = conn
-        return conn
+        return await self._pool.get(addr)
 
     # ------------------------------------------------------------------ requests
 

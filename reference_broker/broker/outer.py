@@ -21,7 +21,7 @@ import zlib
 from dataclasses import dataclass
 
 from wire import RemotingCommand, ResponseCode
-from wire.aio import RemotingConnection, RemotingIOError, connect
+from wire.aio import ConnectionPool, RemotingConnection, RemotingIOError
 from wire.bodies import KVTable, RegisterBrokerBody, TopicConfigSerializeWrapper
 from wire.errors import WireError
 from wire.headers import (
@@ -57,32 +57,16 @@ class RegisterBrokerResult:
     kv_table: KVTable | None
 
 
-def _split_addr(addr: str) -> tuple[str, int]:
-    host, _, port = addr.rpartition(":")
-    return host.strip("[]"), int(port)
-
-
 class BrokerOuterAPI:
     """Connections to the name servers and the requests the broker sends them."""
 
     def __init__(self, namesrv_addrs: list[str], *, timeout_ms: int = 6000) -> None:
         self.namesrv_addrs = list(namesrv_addrs)
         self.timeout_ms = timeout_ms
-        self._conns: dict[str, RemotingConnection] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._pool = ConnectionPool(timeout=timeout_ms / 1000, name="broker->namesrv")
 
     async def _connection(self, addr: str) -> RemotingConnection:
-        conn = self._conns.get(addr)
-        if conn is not None and not conn.is_closing:
-            return conn
-        lock = self._locks.setdefault(addr, asyncio.Lock())
-        async with lock:
-            conn = self._conns.get(addr)
-            if conn is None or conn.is_closing:
-                host, port = _split_addr(addr)
-                conn = await connect(host, port, timeout=self.timeout_ms / 1000, name="broker->namesrv")
-                self._conns[addr] = conn
-            return conn
+        return await self._pool.get(addr)
 
     @staticmethod
     def build_register(
@@ -165,7 +149,4 @@ class BrokerOuterAPI:
                 log.warning("unregisterBroker Exception, %s: %s", addr, exc)
 
     async def close(self) -> None:
-        conns = list(self._conns.values())
-        self._conns.clear()
-        for c in conns:
-            await c.aclose()
+        await self._pool.close()

@@ -383,3 +383,30 @@ def test_an_answer_for_a_closed_connection_is_dropped() -> None:
         _, transport = _feed(answer, RemotingCommand.request(1, opaque=1), RemotingCommand.request(1, opaque=2))
         assert transport.closing and transport.writes == []
     run(main())
+
+
+def test_connection_pool_shares_and_replaces_connections() -> None:
+    from wire.aio import ConnectionPool, split_addr
+
+    async def main():
+        opened = []
+        server = await start_server(lambda c, r: r.response(), "127.0.0.1", 0,
+                                    on_connect=lambda c: opened.append(c))
+        async with server:
+            addr = f"127.0.0.1:{server.port}"
+            async with ConnectionPool(timeout=2) as pool:
+                conns = await asyncio.gather(*(pool.get(addr) for _ in range(10)))
+                assert len({id(c) for c in conns}) == 1
+                await asyncio.sleep(0.05)
+                assert len(opened) == 1
+                conns[0].close()
+                await conns[0].wait_closed()
+                again = await pool.get(addr)
+                assert again is not conns[0] and not again.is_closing
+                assert (await again.request(RemotingCommand.request(1))).is_response
+                pool.discard(addr)
+                assert again.is_closing
+            with pytest.raises(ConnectError, match="not a host:port"):
+                split_addr("nohost")
+            assert split_addr("[::1]:9876") == ("::1", 9876)
+    run(main())
