@@ -92,12 +92,21 @@ def test_fast_json_header_edge_cases(data: bytes) -> None:
 
 
 class _CarefulHalf(RemotingHalf):
-    """The same decoder with the one-segment shortcut switched off."""
+    """The same decoder with the shortcuts switched off: every byte through the careful frame loop,
+    each segment appended whole to what is pending."""
 
     __slots__ = ()
 
-    def _whole_frames(self, offset: int, data: bytes, ts: float, record: int) -> int:
-        return 0
+    def data(self, offset: int, data: bytes, ts: float, record: int) -> None:
+        if self.pos == len(self.buf):
+            self.segs.clear()
+            self.buf = bytearray()
+            self.pos = 0
+            self.base = offset
+        self.segs.append((offset, ts, record))
+        self.buf += data
+        self._run()
+        self._compact()
 
 
 def _run(cls: type[RemotingHalf], chunks: list[bytes]) -> tuple[list[Any], list[Any]]:

@@ -321,32 +321,57 @@ class RemotingHalf(_Half):
     def data(self, offset: int, data: bytes, ts: float, record: int) -> None:
         if self.pos == len(self.buf):
             # Nothing pending, so every earlier segment is consumed: parse straight from this one.
-            segs = self.segs
-            segs.clear()
-            segs.append((offset, ts, record))
-            pos = self._whole_frames(offset, data, ts, record) if self.synced else 0
-            if pos == len(data):
-                self.base = offset + pos
-                self.buf = bytearray()
-                self.pos = 0
-                return
-            self.buf = data  # type: ignore[assignment]  # read-only use until _keep copies it
-            self.pos = pos
-            self.base = offset
+            self._fresh(offset, data, 0, ts, record)
+            return
+        self.segs.append((offset, ts, record))
+        need = self._to_finish()
+        if 0 < need < len(data):
+            # The frame in the buffer ends inside this segment: finish it the careful way, then take
+            # the rest of the segment as if it began a segment (frames after a pipelined send's cut
+            # are whole far more often than not).
+            self.buf += data[:need]
             self._run()
-            self._keep()
-        else:
-            self.segs.append((offset, ts, record))
-            self.buf += data
-            self._run()
-            self._compact()
+            self._fresh(offset, data, need, ts, record)
+            return
+        self.buf += data
+        self._run()
+        self._compact()
 
-    def _whole_frames(self, offset: int, data: bytes, ts: float, record: int) -> int:
+    def _to_finish(self) -> int:
+        """In sync, with a sound 8-byte prefix buffered: the bytes the pending frame still needs
+        (0 when any of that does not hold)."""
+        pending = len(self.buf) - self.pos
+        if not self.synced or pending < 8:
+            return 0
+        total, word = PREFIX.unpack_from(self.buf, self.pos)
+        if not (4 <= total <= self.max_total_length and (word & 0xFFFFFF) <= total - 4 and word >> 24 <= 1):
+            return 0
+        return 4 + total - pending
+
+    def _fresh(self, offset: int, data: bytes, start: int, ts: float, record: int) -> None:
+        """Decode ``data[start:]`` (``data`` is a segment at stream offset ``offset``) with nothing
+        pending before it."""
+        segs = self.segs
+        segs.clear()
+        segs.append((offset, ts, record))
+        pos = self._whole_frames(offset, data, ts, record, start) if self.synced else start
+        if pos == len(data):
+            self.base = offset + pos
+            self.buf = bytearray()
+            self.pos = 0
+            return
+        self.buf = data  # type: ignore[assignment]  # read-only use until _keep copies it
+        self.pos = pos
+        self.base = offset
+        self._run()
+        self._keep()
+
+    def _whole_frames(self, offset: int, data: bytes, ts: float, record: int, start: int = 0) -> int:
         """The hot path: frames that lie whole in one segment, with a sound prefix and a header that
-        decodes. Returns where it stopped; anything else is left to :meth:`_run`, which decodes the
-        same bytes again the careful way and reports what is wrong."""
+        decodes, from ``data[start]``. Returns where it stopped; anything else is left to
+        :meth:`_run`, which decodes the same bytes again the careful way and reports what is wrong."""
         n = len(data)
-        pos = 0
+        pos = start
         unpack = PREFIX.unpack_from
         limit = self.max_total_length
         command = self.sink.command
