@@ -343,6 +343,8 @@ class RemotingHalf(_Half):
         pending = len(self.buf) - self.pos
         if not self.synced or pending < 8:
             return 0
+        total: int
+        word: int
         total, word = PREFIX.unpack_from(self.buf, self.pos)
         if not (4 <= total <= self.max_total_length and (word & 0xFFFFFF) <= total - 4 and word >> 24 <= 1):
             return 0
