@@ -332,3 +332,17 @@ def _reference() -> list[str]:
 @pytest.mark.parametrize("name", _reference() or ["java-4.9.8/01-broker-registration.pcap"])
 def test_hot_loop_agrees_on_the_reference_captures(name: str) -> None:
     _agree(shared_path("captures", name))
+
+
+def test_a_decoder_that_feeds_its_own_way_gets_every_record(tmp_path: Path) -> None:
+    class Counting(CaptureDecoder):
+        def feed(self, record: int, ts: float, linktype: int, data: bytes) -> None:
+            self.seen = getattr(self, "seen", 0) + 1
+            super().feed(record, ts, linktype, data)
+
+    path = tmp_path / "c.pcap"
+    path.write_bytes(messy_capture(9, 1, exchanges=40))
+    dec = Counting()
+    rows = [_row(r) for b in decode_batches(path, decoder=dec) for r in b]
+    assert dec.seen == dec.records == len(list(read_records(path)))
+    assert rows == _by_feed(path)[0]

@@ -318,12 +318,14 @@ def decode_batches(path: str | Path, *, roles: PortRoles | None = None, decoder:
                    on_progress: Callable[[int], None] | None = None, batch: int = 256) -> Iterator[list[Row]]:
     """The rows of :func:`decode_capture` in lists of about ``batch`` (never empty), for consumers
     that handle rows in bulk. Classic pcap files go through the hot loop of
-    :mod:`wire.capture.hotpath`; pcapng records are fed one by one."""
+    :mod:`wire.capture.hotpath`; pcapng records (and every record, for a ``decoder`` whose class
+    overrides ``feed``) are fed one by one."""
     from .hotpath import decode_classic
 
     dec = decoder if decoder is not None else CaptureDecoder(roles=roles, capture=str(path))
     with CaptureSource(path, on_progress=on_progress) as source:
-        if source.classic is not None:
+        # the hot loop stands for CaptureDecoder.feed: a decoder that feeds differently gets every record
+        if source.classic is not None and type(dec).feed is CaptureDecoder.feed:
             yield from decode_classic(dec, source.classic, batch=batch)
         else:
             feed = dec.feed
