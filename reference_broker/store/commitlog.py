@@ -16,6 +16,9 @@ cuts the log there), the dispatcher (which waits there for more bytes) and the t
 
 A replica appends the master's bytes verbatim (chunks cut anywhere); those bytes include the
 BLANKs and the padding after them, so a slave's files are byte-identical to the master's.
+
+Both kinds of append keep a :class:`~.mapped_file.Prefaulter` (when the store runs one) a few
+MiB ahead of the write position, so the pages they write into are already mapped.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 
 from . import _codec
 from ._codec import ScanItem
-from .mapped_file import MappedFile, MappedFileQueue
+from .mapped_file import MappedFile, MappedFileQueue, Prefaulter
 from .types import StoreError
 
 __all__ = ["CommitLog", "END_FILE_MIN_BLANK_LENGTH"]
@@ -47,6 +50,8 @@ class CommitLog:
         self.window = window
         #: the file the last read found: a pull reads many records of one file in a row
         self._read_file: MappedFile | None = None
+        #: faults pages in ahead of the appends (set by the store while it runs)
+        self.prefaulter: Prefaulter | None = None
 
     def load(self) -> None:
         self.files.load()
@@ -72,6 +77,8 @@ class CommitLog:
             f.write(f.wrote_position, _codec.encode_blank(f.remaining))
             f.wrote_position = f.size
             f = self.files.last_or_create(0)
+        if f.wrote_position + length > f.prefault_mark and self.prefaulter is not None:
+            self.prefaulter.ahead_of(f, f.wrote_position)
         return f
 
     def append_raw(self, offset: int, data: bytes | bytearray | memoryview) -> None:
@@ -88,6 +95,8 @@ class CommitLog:
                 raise StoreError(f"replica data at {at}, but the CommitLog file {f.path.name} "
                                  f"continues at {f.end_offset}")
             n = min(len(view), f.remaining)
+            if f.wrote_position + n > f.prefault_mark and self.prefaulter is not None:
+                self.prefaulter.ahead_of(f, f.wrote_position)
             f.append(view[:n])
             view = view[n:]
             at += n

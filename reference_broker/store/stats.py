@@ -121,6 +121,11 @@ class StoreStats:
     def record_put(self, count: int, size: int, elapsed_ms: int) -> None:
         self.put_times_total += count
         self.put_size_total += size
+        if elapsed_ms <= 0:
+            # nearly every put: the first bucket of both tables ([<=0ms] and <= 1 ms)
+            self._distribution[0] += 1
+            self._latency[0] += 1
+            return
         self.put_entire_time_max = max(self.put_entire_time_max, elapsed_ms)
         i = 0
         while i < len(_DISTRIBUTION_LIMITS) and elapsed_ms > _DISTRIBUTION_LIMITS[i]:

@@ -52,6 +52,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import itertools
 import logging
 import os
@@ -59,18 +60,18 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from collections.abc import Set as AbstractSet
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
 
 from . import _codec
 from ._codec import HostPort, MessageConst
+from ._syncer import SyncThread
 from .checkpoint import StoreCheckpoint
 from .commitlog import CommitLog
 from .config import StoreConfig
 from .consume_queue import ConsumeQueue
 from .index import IndexService
-from .mapped_file import MappedFile
+from .mapped_file import MappedFile, Prefaulter
 from .stats import StoreStats, human_readable_bytes, java_double
 from .types import (
     GetResult,
@@ -145,12 +146,14 @@ class _Prepared:
     msg: MessageToStore
     topic: bytes
     text: bytes
-    props: dict[str, str]
+    props: Mapping[str, str]
     sys_flag: int
     size: int
+    #: ``isWaitStoreMsgOK``
+    wait: bool
 
 
-def _wait_store_msg_ok(props: dict[str, str]) -> bool:
+def _wait_store_msg_ok(props: Mapping[str, str]) -> bool:
     """``Message.isWaitStoreMsgOK``: absent or ``Boolean.parseBoolean`` true."""
     v = props.get(MessageConst.PROPERTY_WAIT_STORE_MSG_OK)
     return v is None or v.lower() == "true"
@@ -205,8 +208,15 @@ class MessageStore:
         self._flush_lock: asyncio.Lock | None = None
         self._logics_lock: asyncio.Lock | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._cl_executor: ThreadPoolExecutor | None = None
-        self._logics_executor: ThreadPoolExecutor | None = None
+        #: the config never changes: what the put path asks on every put is read once
+        self._sync_flush = config.sync_flush
+        self._sync_master = config.broker_role == "SYNC_MASTER"
+        self._is_slave = config.is_slave
+        self._index_enable = config.message_index_enable
+        self._cl_syncer = SyncThread("store-flush-commitlog")
+        self._logics_syncer = SyncThread("store-flush-logics")
+        #: keeps the CommitLog's pages mapped ahead of the appends (``commitlog_prefault_bytes``)
+        self.prefaulter = Prefaulter(config.commitlog_prefault_bytes)
         self._lock_fd: int | None = None
         self._dispatch_stall_logged = -1
         self._checkpoint_written: tuple[int, int, int] = (-1, -1, -1)
@@ -219,17 +229,19 @@ class MessageStore:
             raise StoreError(f"store is {self._state}, it can start once")
         self._flush_lock = asyncio.Lock()
         self._logics_lock = asyncio.Lock()
-        self._cl_executor = ThreadPoolExecutor(1, thread_name_prefix="store-flush-commitlog")
-        self._logics_executor = ThreadPoolExecutor(1, thread_name_prefix="store-flush-logics")
+        loop = asyncio.get_running_loop()
         try:
             await asyncio.to_thread(self._open)
         except BaseException:
             self._close_files()
             self._release_lock()
-            self._cl_executor.shutdown()
-            self._logics_executor.shutdown()
             self._state = "closed"
             raise
+        self._cl_syncer.start(loop)
+        self._logics_syncer.start(loop)
+        self.prefaulter.start()
+        if self.prefaulter.running:
+            self.commitlog.prefaulter = self.prefaulter
         self._state = "running"
         self._tasks = [
             asyncio.create_task(self._commitlog_flush_loop(), name="store-flush-commitlog"),
@@ -259,15 +271,16 @@ class MessageStore:
                     fut.set_result(PutStatus.PUT_OK)
             self._waiters.clear()
             clean = self._reput_offset >= self.commitlog.max_offset and self._writeable
+            self.commitlog.prefaulter = None
+            self.prefaulter.stop()
             self._close_files()
             if clean:
                 # mirrors DefaultMessageStore.shutdown: the abort file goes only when all is dispatched
                 with contextlib.suppress(FileNotFoundError):
                     self.config.abort_path.unlink()
             self._release_lock()
-            assert self._cl_executor is not None and self._logics_executor is not None
-            self._cl_executor.shutdown()
-            self._logics_executor.shutdown()
+            self._cl_syncer.stop()
+            self._logics_syncer.stop()
             self._state = "closed"
 
     async def __aenter__(self) -> MessageStore:
@@ -524,7 +537,7 @@ class MessageStore:
                     afn(topic, queue_id, queue_offset, store_timestamp, tags_code)
                 except Exception:
                     log.exception("arrival listener %r failed", afn)
-        if self.config.message_index_enable:
+        if self._index_enable:
             self.index.build_index(topic, commit_offset, store_timestamp, props.get(_KEYS),
                                    props.get(_UNIQ_KEY), tran == _TRAN_MASK)
         if store_timestamp > self._last_store_ts:
@@ -568,7 +581,7 @@ class MessageStore:
     # ================================================================== put
     def _check_store_status(self) -> PutStatus:
         """``checkStoreStatus``."""
-        if self._state != "running" or self.config.is_slave or not self._writeable:
+        if self._state != "running" or self._is_slave or not self._writeable:
             return PutStatus.SERVICE_NOT_AVAILABLE
         return PutStatus.PUT_OK
 
@@ -581,11 +594,14 @@ class MessageStore:
             body_len = len(msg.body)
             if body_len > self.config.max_message_size:
                 return PutStatus.MESSAGE_ILLEGAL
-            if isinstance(msg.properties, str):
-                text = msg.properties
-                props = _codec.decode_properties(text)
+            given = msg.properties
+            props: Mapping[str, str]
+            if isinstance(given, str):
+                text = given
+                parsed = msg.parsed_properties
+                props = _codec.decode_properties(text) if parsed is None else parsed
             else:
-                props = dict(msg.properties)
+                props = given
                 text = _codec.encode_properties(props)
             raw = text.encode("utf-8")
             if len(raw) > _codec.MAX_PROPERTIES_LENGTH:
@@ -599,11 +615,81 @@ class MessageStore:
         except (ValueError, TypeError, IndexError) as exc:  # not UTF-8-encodable, bad host, ...
             log.warning("message refused: %s", exc)
             return PutStatus.MESSAGE_ILLEGAL
-        return _Prepared(msg, topic, raw, props, sys_flag, size)
+        wait = msg.wait_store_msg_ok
+        return _Prepared(msg, topic, raw, props, sys_flag, size,
+                         _wait_store_msg_ok(props) if wait is None else wait)
 
-    def _append(self, msgs: list[MessageToStore], batch: bool) -> tuple[PutResult, bool]:
-        """Write and dispatch the records of one put; returns the result and whether the put
-        waits for the flush."""
+    def _reserve(self, total: int) -> MappedFile | PutStatus:
+        """The CommitLog file the next ``total`` bytes go to (see :meth:`CommitLog.reserve`)."""
+        if total + _codec.END_FILE_MIN_BLANK_LENGTH > self.config.mapped_file_size_commitlog:
+            return PutStatus.MESSAGE_ILLEGAL
+        cl = self.commitlog
+        before = cl.max_offset
+        if self._reput_offset < before:
+            # a store that was a slave a moment ago: dispatch what it replicated first
+            self._reput()
+            if self._reput_offset < cl.max_offset:
+                return PutStatus.SERVICE_NOT_AVAILABLE
+            before = cl.max_offset
+        try:
+            f = cl.reserve(total)
+        except (OSError, StoreError) as exc:
+            log.error("cannot create a CommitLog file: %s", exc)
+            return PutStatus.CREATE_MAPPED_FILE_FAILED
+        if f.file_from_offset > before and self._reput_offset == before:
+            self._reput_offset = f.file_from_offset  # past the BLANK that closed the last file
+        return f
+
+    def _store_timestamp(self) -> int:
+        """Now, but never before the last record's store time."""
+        ts = _now_ms()
+        return ts if ts >= self._last_store_ts else self._last_store_ts
+
+    def _append_one(self, msg: MessageToStore) -> tuple[PutResult, bool]:
+        """Write and dispatch one message (the common put, without the batch's lists); returns
+        the result and whether the put waits for the flush."""
+        status = self._check_store_status()
+        if status is not PutStatus.PUT_OK:
+            return PutResult(status), False
+        p = self._prepare(msg)
+        if isinstance(p, PutStatus):
+            return PutResult(p), False
+        size = p.size
+        f = self._reserve(size)
+        if isinstance(f, PutStatus):
+            return PutResult(f), False
+        ts = self._store_timestamp()
+        key = (msg.topic, msg.queue_id)
+        # mirrors doAppend: prepared and rolled-back messages take queue offset 0
+        held = (p.sys_flag & _TRAN_MASK) in _ROLLED_BACK_OR_PREPARED
+        qo = 0 if held else self._next_queue_offset.get(key, 0)
+        base = f.file_from_offset + f.wrote_position
+        try:
+            # the store checked and measured every field above: the record is packed as is
+            record = _codec.encode_record_fields(
+                p.topic, msg.body, p.text, msg.queue_id, msg.flag, qo, base, p.sys_flag, msg.born_timestamp,
+                msg.born_host, ts, self._store_host, msg.reconsume_times, msg.prepared_transaction_offset)
+            if len(record) != size:
+                raise StoreError(f"record of {len(record)} bytes, expected {size}")
+        except (ValueError, StoreError) as exc:  # EncodeError is a ValueError
+            log.warning("message refused: %s", exc)
+            return PutResult(PutStatus.MESSAGE_ILLEGAL), False
+        f.append(record)
+        f.store_timestamp = ts
+        self._last_store_ts = ts
+        if not held:
+            self._next_queue_offset[key] = qo + 1
+        self._dispatch(msg.topic, msg.queue_id, base, size, self._tags_code(msg.topic, p.props, ts), ts, qo,
+                       p.props, p.sys_flag)
+        self._reput_offset = base + size
+        if self._append_listeners:
+            self._notify_append()
+        return PutResult(PutStatus.PUT_OK, msg_id=f"{self._msg_id_prefix}{base:016X}", queue_offset=qo,
+                         wrote_offset=base, wrote_bytes=size, store_timestamp=ts), p.wait
+
+    def _append_batch(self, msgs: list[MessageToStore]) -> tuple[PutResult, bool]:
+        """Write and dispatch the records of one SEND_BATCH_MESSAGE; returns the result and
+        whether the put waits for the flush."""
         status = self._check_store_status()
         if status is not PutStatus.PUT_OK:
             return PutResult(status), False
@@ -616,38 +702,22 @@ class MessageStore:
                 return PutResult(p), False
             prepared.append(p)
         first = msgs[0]
-        if batch:
-            # mirrors asyncPutMessages/checkMessages: one topic and queue, no transactions or delay
-            if any(m.topic != first.topic or m.queue_id != first.queue_id for m in msgs):
-                return PutResult(PutStatus.MESSAGE_ILLEGAL), False
-            if any(p.sys_flag & _TRAN_MASK for p in prepared):
-                return PutResult(PutStatus.MESSAGE_ILLEGAL), False
-            if any(_delay_level(p.props) > 0 for p in prepared):
-                return PutResult(PutStatus.MESSAGE_ILLEGAL), False
-            # the batch body's size: each entry is its body and properties plus a fixed head
-            body_total = sum(_codec.BATCH_ENTRY_OVERHEAD + len(p.msg.body) + len(p.text) for p in prepared)
-            if body_total > self.config.max_message_size:
-                return PutResult(PutStatus.MESSAGE_ILLEGAL), False
-        total = sum(p.size for p in prepared)
-        if total + _codec.END_FILE_MIN_BLANK_LENGTH > self.config.mapped_file_size_commitlog:
+        # mirrors asyncPutMessages/checkMessages: one topic and queue, no transactions or delay
+        if any(m.topic != first.topic or m.queue_id != first.queue_id for m in msgs):
             return PutResult(PutStatus.MESSAGE_ILLEGAL), False
-        cl = self.commitlog
-        if self._reput_offset < cl.max_offset:
-            # a store that was a slave a moment ago: dispatch what it replicated first
-            self._reput()
-            if self._reput_offset < cl.max_offset:
-                return PutResult(PutStatus.SERVICE_NOT_AVAILABLE), False
-        before = cl.max_offset
-        try:
-            f = cl.reserve(total)
-        except (OSError, StoreError) as exc:
-            log.error("cannot create a CommitLog file: %s", exc)
-            return PutResult(PutStatus.CREATE_MAPPED_FILE_FAILED), False
-        if f.file_from_offset > before and self._reput_offset == before:
-            self._reput_offset = f.file_from_offset  # past the BLANK that closed the last file
-        ts = _now_ms()
-        if ts < self._last_store_ts:
-            ts = self._last_store_ts
+        if any(p.sys_flag & _TRAN_MASK for p in prepared):
+            return PutResult(PutStatus.MESSAGE_ILLEGAL), False
+        if any(_delay_level(p.props) > 0 for p in prepared):
+            return PutResult(PutStatus.MESSAGE_ILLEGAL), False
+        # the batch body's size: each entry is its body and properties plus a fixed head
+        body_total = sum(_codec.BATCH_ENTRY_OVERHEAD + len(p.msg.body) + len(p.text) for p in prepared)
+        if body_total > self.config.max_message_size:
+            return PutResult(PutStatus.MESSAGE_ILLEGAL), False
+        total = sum(p.size for p in prepared)
+        f = self._reserve(total)
+        if isinstance(f, PutStatus):
+            return PutResult(f), False
+        ts = self._store_timestamp()
         key = (first.topic, first.queue_id)
         next_qo = self._next_queue_offset.get(key, 0)
         base = f.end_offset
@@ -658,24 +728,20 @@ class MessageStore:
         try:
             for p in prepared:
                 m = p.msg
-                # mirrors doAppend: prepared and rolled-back messages take queue offset 0
-                held = (p.sys_flag & _TRAN_MASK) in _ROLLED_BACK_OR_PREPARED
-                qo = 0 if held else next_qo
                 # the store checked and measured every field above: the record is packed as is
                 record = _codec.encode_record_fields(
-                    p.topic, m.body, p.text, m.queue_id, m.flag, qo, phys, p.sys_flag, m.born_timestamp,
+                    p.topic, m.body, p.text, m.queue_id, m.flag, next_qo, phys, p.sys_flag, m.born_timestamp,
                     m.born_host, ts, store_host, m.reconsume_times, m.prepared_transaction_offset)
                 if len(record) != p.size:
                     raise StoreError(f"record of {len(record)} bytes, expected {p.size}")
                 records.append(record)
-                placed.append((phys, qo, p))
-                if not held:
-                    next_qo += 1
+                placed.append((phys, next_qo, p))
+                next_qo += 1
                 phys += p.size
         except (ValueError, StoreError) as exc:  # EncodeError is a ValueError
             log.warning("message refused: %s", exc)
             return PutResult(PutStatus.MESSAGE_ILLEGAL), False
-        f.append(records[0] if len(records) == 1 else b"".join(records))
+        f.append(b"".join(records))
         f.store_timestamp = ts
         self._last_store_ts = ts
         self._next_queue_offset[key] = next_qo
@@ -687,48 +753,54 @@ class MessageStore:
         if self._append_listeners:
             self._notify_append()
         prefix = self._msg_id_prefix
-        if len(placed) == 1:
-            msg_id = f"{prefix}{base:016X}"
-            wait = _wait_store_msg_ok(prepared[0].props)
-        else:
-            msg_id = ",".join(f"{prefix}{at:016X}" for at, _, _ in placed)
-            wait = any(_wait_store_msg_ok(p.props) for p in prepared)
+        msg_id = ",".join(f"{prefix}{at:016X}" for at, _, _ in placed)
         return PutResult(PutStatus.PUT_OK, msg_id=msg_id, queue_offset=placed[0][1], wrote_offset=base,
-                         wrote_bytes=total, store_timestamp=ts, msg_num=len(prepared)), wait
+                         wrote_bytes=total, store_timestamp=ts, msg_num=len(prepared)), any(
+                             p.wait for p in prepared)
+
+    def _durable(self, end: int, wait: bool) -> PutStatus | Awaitable[PutStatus]:
+        """What a stored put waits for before it answers (``CommitLog.asyncPutMessage``): in
+        SYNC_FLUSH the group commit that covers ``end`` (a put that does not wait only wakes
+        the flusher), on a SYNC_MASTER also the slaves; PUT_OK or the status to answer."""
+        flushed: PutStatus | asyncio.Future[PutStatus] = PutStatus.PUT_OK
+        if self._sync_flush:
+            if wait:
+                flushed = self._flush_waiter(end)
+            else:
+                self._wake_flusher()
+        if wait and self._sync_master and self.replica_waiter is not None:
+            return _with_replicas(flushed, self.replica_waiter(end))
+        return flushed
 
     async def put_message(self, msg: MessageToStore) -> PutResult:
         """Store one message (``asyncPutMessage``); in SYNC_FLUSH this waits for the group
         commit that covers it."""
-        return await self._put([msg], batch=False)
+        begin = time.monotonic()
+        result, wait = self._append_one(msg)
+        if result.status is not PutStatus.PUT_OK:
+            self.stats.record_put_failed()
+            return result
+        if self._sync_flush or self.replica_waiter is not None:
+            durable = self._durable(result.wrote_offset + result.wrote_bytes, wait)
+            status = durable if isinstance(durable, PutStatus) else await durable
+            if status is not PutStatus.PUT_OK:
+                result.status = status
+        self.stats.record_put(1, result.wrote_bytes, int((time.monotonic() - begin) * 1000))
+        return result
 
     async def put_messages(self, batch: list[MessageToStore]) -> PutResult:
         """Store the messages of one SEND_BATCH_MESSAGE (``asyncPutMessages``): one topic and
         queue, consecutive queue offsets, contiguous in one CommitLog file, one store timestamp."""
-        return await self._put(batch, batch=True)
-
-    async def _put(self, msgs: list[MessageToStore], batch: bool) -> PutResult:
         begin = time.monotonic()
-        result, wait = self._append(msgs, batch)
+        result, wait = self._append_batch(batch)
         if result.status is not PutStatus.PUT_OK:
             self.stats.record_put_failed()
             return result
-        if wait or self.config.sync_flush:
-            end = result.wrote_offset + result.wrote_bytes
-            flushed: PutStatus | asyncio.Future[PutStatus] = PutStatus.PUT_OK
-            if self.config.sync_flush:
-                if wait:
-                    flushed = self._flush_waiter(end)
-                else:
-                    self._wake_flusher()
-            if self.replica_waiter is not None and self.config.broker_role == "SYNC_MASTER" and wait:
-                # the flush and the slaves are waited for together; a non-OK answer wins, the
-                # slaves' last (CommitLog.asyncPutMessage combines them the same way)
-                statuses = list(await asyncio.gather(_status_of(flushed), self.replica_waiter(end)))
-            else:
-                statuses = [flushed if isinstance(flushed, PutStatus) else await flushed]
-            for status in statuses:
-                if status is not PutStatus.PUT_OK:
-                    result.status = status
+        if self._sync_flush or self.replica_waiter is not None:
+            durable = self._durable(result.wrote_offset + result.wrote_bytes, wait)
+            status = durable if isinstance(durable, PutStatus) else await durable
+            if status is not PutStatus.PUT_OK:
+                result.status = status
         self.stats.record_put(result.msg_num, result.wrote_bytes, int((time.monotonic() - begin) * 1000))
         return result
 
@@ -793,14 +865,14 @@ class MessageStore:
         return await self._flush_commitlog()
 
     async def _flush_commitlog(self) -> int:
-        assert self._flush_lock is not None and self._cl_executor is not None
+        assert self._flush_lock is not None
         async with self._flush_lock:
             target = self.commitlog.max_offset
             if target > self._flushed:
                 generation = self._generation
                 ts = self._last_store_ts
                 files = self.commitlog.files.files_between(self._flushed, target)
-                await asyncio.get_running_loop().run_in_executor(self._cl_executor, _sync_files, files)
+                await self._cl_syncer.run(functools.partial(_sync_files, files))
                 self.flush_count += 1
                 if generation == self._generation:
                     self._flushed = max(self._flushed, target)
@@ -813,10 +885,11 @@ class MessageStore:
     async def _commitlog_flush_loop(self) -> None:
         # GroupCommitService wakes on requests and flushes at least every 10 ms; the timed
         # FlushRealTimeService sleeps flushIntervalCommitLog between flushes
-        interval = 0.01 if self.config.sync_flush else self.config.flush_interval_ms / 1000
+        sync_flush = self._sync_flush
+        interval = 0.01 if sync_flush else self.config.flush_interval_ms / 1000
         loop = asyncio.get_running_loop()
         while True:
-            if self.config.sync_flush:
+            if sync_flush:
                 # group commit: what was appended during the last sync is synced at once (the
                 # puts kept appending while the sync ran on the flush thread); only with nothing
                 # to sync does the flusher sleep, until a put completes the wake-up future (one
@@ -840,7 +913,7 @@ class MessageStore:
     async def _flush_logics(self) -> None:
         """Sync the consume queues and index files, then the checkpoint
         (``FlushConsumeQueueService.doFlush``)."""
-        assert self._logics_lock is not None and self._logics_executor is not None
+        assert self._logics_lock is not None
         cp = self.checkpoint
         if cp is None:
             return
@@ -856,7 +929,7 @@ class MessageStore:
                 f.dirty = False
                 files.append(f.mf)
             if files:
-                await asyncio.get_running_loop().run_in_executor(self._logics_executor, _sync_files, files)
+                await self._logics_syncer.run(functools.partial(_sync_files, files))
             if logics_ts > 0:
                 cp.logics_msg_timestamp = logics_ts
             if index_ts > 0 and self.config.message_index_enable:
@@ -864,7 +937,7 @@ class MessageStore:
             values = (cp.physic_msg_timestamp, cp.logics_msg_timestamp, cp.index_msg_timestamp)
             if values != self._checkpoint_written:
                 cp.write()
-                await asyncio.get_running_loop().run_in_executor(self._logics_executor, cp.mf.sync)
+                await self._logics_syncer.run(cp.mf.sync)
                 self._checkpoint_written = values
 
     async def _logics_flush_loop(self) -> None:
@@ -1239,7 +1312,7 @@ class MessageStore:
         self.commitlog.append_raw(offset, data)
         self._reput()
         self._notify_append()
-        if self.config.sync_flush:
+        if self._sync_flush:
             self._wake_flusher()
 
     def truncate_commitlog(self, offset: int) -> None:
@@ -1272,7 +1345,18 @@ async def _status_of(status: PutStatus | asyncio.Future[PutStatus]) -> PutStatus
     return status if isinstance(status, PutStatus) else await status
 
 
-def _delay_level(props: dict[str, str]) -> int:
+async def _with_replicas(flushed: PutStatus | asyncio.Future[PutStatus],
+                         replicas: Awaitable[PutStatus]) -> PutStatus:
+    """The flush and the slaves waited for together; a non-OK answer wins, the slaves' last
+    (CommitLog.asyncPutMessage combines them the same way)."""
+    out = PutStatus.PUT_OK
+    for status in await asyncio.gather(_status_of(flushed), replicas):
+        if status is not PutStatus.PUT_OK:
+            out = status
+    return out
+
+
+def _delay_level(props: Mapping[str, str]) -> int:
     v = props.get(MessageConst.PROPERTY_DELAY_TIME_LEVEL)
     if v is None:
         return 0

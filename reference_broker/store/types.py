@@ -78,6 +78,13 @@ class MessageToStore:
     ``properties`` is either a mapping (written in its order) or the properties string exactly as
     the producer sent it (kept byte for byte). ``born_host``/the store host may be IPv4 or IPv6
     literals; the store sets the matching sysFlag bits.
+
+    A sender that has just parsed the string hands the result over too
+    (``parsed_properties``), so the store does not parse it again. Like the property map of
+    Java's ``MessageExtBrokerInner`` next to its properties string, it may hold keys the string
+    leaves out (the broker drops WAIT from the stored string but keeps it in the map); the
+    store reads it (TAGS, KEYS, UNIQ_KEY, DELAY, WAIT) and never writes it: the record holds
+    the string.
     """
 
     topic: str
@@ -90,6 +97,11 @@ class MessageToStore:
     sys_flag: int = 0
     reconsume_times: int = 0
     prepared_transaction_offset: int = 0
+    #: the properties string already parsed (only read when ``properties`` is the string)
+    parsed_properties: Mapping[str, str] | None = None
+    #: ``isWaitStoreMsgOK``: False answers a SYNC_FLUSH put without waiting for its flush;
+    #: None decides from the WAIT property (absent or "true" ignoring case: wait)
+    wait_store_msg_ok: bool | None = None
 
 
 @dataclass
