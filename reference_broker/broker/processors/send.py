@@ -408,11 +408,14 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
     if tc.topic_filter_type == TopicFilterType.MULTI_TAG:
         sys_flag |= _MULTI_TAGS
     values = decode_properties(h.properties) if h.properties else {}
+    # Message.isWaitStoreMsgOK of the request: the stored string loses WAIT, the store is told
+    wait_value = values.get(_WAIT)
+    wait_ok = wait_value is None or java_bool(wait_value)
     if _TRAN_MSG not in values and _DELAY not in values:
         # no rewrite can follow: the string is written once, in the order cached for these keys
         text = send_properties_text(values, broker.cluster_name)
         msg = MessageToStore(topic, queue_id, req.body or b"", h.born_timestamp, conn.peer, h.flag, text,
-                             sys_flag, reconsume_times)
+                             sys_flag, reconsume_times, parsed_properties=values, wait_store_msg_ok=wait_ok)
         return _answer(broker, req, broker.store.put_message(msg), answer_queue_id)
     order = list(values)
     if _CLUSTER not in values:
@@ -438,7 +441,8 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
         topic, queue_id = schedule_rewrite(broker, topic, queue_id, values, order)
     text = java_properties_text(tuple(order), values)
     msg = MessageToStore(
-        topic, queue_id, req.body or b"", h.born_timestamp, conn.peer, h.flag, text, sys_flag, reconsume_times
+        topic, queue_id, req.body or b"", h.born_timestamp, conn.peer, h.flag, text, sys_flag,
+        reconsume_times, parsed_properties=values, wait_store_msg_ok=wait_ok,
     )
     return _answer(broker, req, broker.store.put_message(msg), answer_queue_id)
 
