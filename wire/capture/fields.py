@@ -401,16 +401,16 @@ class JsonLines:
                 append("\n")
                 continue
             ts, _ts_end, conv, d, offset, _frame_no, size, record, header_length, cmd, req, number = row
-            where = convs.get(conv)
-            if where is None:
+            try:
+                where = convs[conv]
+            except KeyError:
                 if len(convs) >= self.CACHE_LIMIT:
                     convs.clear()
                 where = convs[conv] = (self._where(conv, 0), self._where(conv, 1))
-            flag = cmd.flag
-            code = cmd.code
-            key = (flag, code, cmd.serialize_type, cmd.language, cmd.version)
-            mid = mids.get(key)
-            if mid is None:
+            key = (cmd.flag, cmd.code, cmd.serialize_type, cmd.language, cmd.version)
+            try:
+                mid = mids[key]
+            except KeyError:
                 if len(mids) >= self.CACHE_LIMIT:
                     mids.clear()
                 mid = mids[key] = self._middle(*key)
@@ -420,12 +420,13 @@ class JsonLines:
             if cmd.remark is not None:
                 append(',"rocketmq.remark":' + enc(cmd.remark))
             for k, v in cmd.ext_fields.items():
-                kk = keys.get(k)
-                if kk is None:
+                try:
+                    append(keys[k])
+                except KeyError:
                     if len(keys) >= self.CACHE_LIMIT:
                         keys.clear()
                     kk = keys[k] = "," + enc("rocketmq.ext." + k) + ":"
-                append(kk)
+                    append(kk)
                 append(enc(v))
             body = cmd.body
             if body:
