@@ -71,7 +71,7 @@ class GetStatus(enum.Enum):
     NO_MESSAGE_IN_QUEUE = "NO_MESSAGE_IN_QUEUE"
 
 
-@dataclass
+@dataclass(slots=True)
 class MessageToStore:
     """A message as the send handler hands it over (``MessageExtBrokerInner``).
 
@@ -104,7 +104,7 @@ class MessageToStore:
     wait_store_msg_ok: bool | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class PutResult:
     """``PutMessageResult`` + ``AppendMessageResult``: what the send response needs."""
 
