@@ -108,14 +108,17 @@ def json_header(data: bytes) -> RemotingCommand | None:
         return None
     if end != len(text) or type(obj) is not dict:
         return None
-    get = obj.get
-    code = get("code", 0)
-    flag = get("flag", 0)
-    opaque = get("opaque", 0)
-    version = get("version", 0)
-    language = get("language", "JAVA")
-    remark = get("remark")
-    ext = get("extFields")
+    try:
+        # every Java and C++ peer writes these five; a header without one takes the general path
+        code = obj["code"]
+        flag = obj["flag"]
+        opaque = obj["opaque"]
+        version = obj["version"]
+        language = obj["language"]
+    except KeyError:
+        return None
+    remark = obj.get("remark")
+    ext = obj.get("extFields")
     if not (type(code) is int and type(flag) is int and type(opaque) is int and type(version) is int
             and _I32_MIN <= code <= _I32_MAX and _I32_MIN <= flag <= _I32_MAX
             and _I32_MIN <= opaque <= _I32_MAX and _I32_MIN <= version <= _I32_MAX
