@@ -201,6 +201,27 @@ def test_capture_json_header_agrees_with_decode_json_header(obj: dict[str, Any])
     assert type(ours.language) is type(theirs.language)
 
 
+_full_header = st.fixed_dictionaries(
+    {"code": st.integers(-(2**31), 2**31 - 1), "flag": st.integers(0, 3), "opaque": st.integers(-(2**31), 2**31 - 1),
+     "version": st.integers(0, 500), "language": st.sampled_from(["JAVA", "CPP", "GO", "KLINGON"])},
+    optional={"remark": st.text(max_size=10) | st.none(),
+              "extFields": st.dictionaries(st.text(max_size=5), st.text(max_size=6), max_size=4) | st.none(),
+              "serializeTypeCurrentRPC": st.just("JSON")})
+
+
+@settings(max_examples=200, deadline=None)
+@given(_full_header)
+def test_capture_json_header_takes_what_peers_write(obj: dict[str, Any]) -> None:
+    data = json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    ours = json_header(data)
+    theirs = remoting_module.decode_json_header(data)
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in data.decode("utf-8", "surrogatepass")):
+        return  # not UTF-8: the general path's business
+    assert ours is not None
+    assert ours == theirs and list(ours.ext_fields.items()) == list(theirs.ext_fields.items())
+    assert (ours.language, ours.remark) == (theirs.language, theirs.remark)
+
+
 @pytest.mark.parametrize("data", [
     b'{"code":105,"language":"JAVA","extFields":{"topic":"T"}}',
     b'{"code":105,"language":"CPP","version":0,"opaque":-2147483648,"flag":2147483647}',

@@ -99,8 +99,9 @@ def trusted_command(code: int, language: LanguageCode | int | str, version: int,
 
 def json_header(data: bytes) -> RemotingCommand | None:
     """A JSON header in the form every Java and C++ peer writes (strict UTF-8 JSON, an object with
-    int fields in range and string ext values), or ``None`` for anything else; for those
-    :func:`wire.decode_json_header` decides, and it gives the same command for what this accepts."""
+    ``code``, ``flag``, ``opaque``, ``version`` and ``language``, int fields in range and string
+    ext values), or ``None`` for anything else; for those :func:`wire.decode_json_header` decides,
+    and it gives the same command for what this accepts."""
     try:
         text = data.decode("utf-8")
         obj, end = _JSON_SCAN(text, 0)
