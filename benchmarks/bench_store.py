@@ -6,9 +6,11 @@ Usage::
     .venv/bin/python benchmarks/bench_store.py [--messages 20000] [--body 1024] [--repeat 3] [--dir /tmp]
 
 Each case starts a :class:`reference_broker.store.MessageStore` in a fresh directory and puts
-``--body``-byte messages to 8 queues from ``C`` concurrent producers. Every message carries
-UNIQ_KEY, KEYS, TAGS and WAIT as one properties string, the form the broker's send handler hands
-over, so each put is indexed under two keys. Cases: ASYNC_FLUSH with 1 and 64 producers, the
+``--body``-byte messages to 8 queues from ``C`` concurrent producers. Every message is handed over
+as the broker's send handler hands it over: the properties string to store (UNIQ_KEY, KEYS, TAGS
+and CLUSTER; WAIT dropped), the producer's properties already parsed (WAIT=true still among
+them) and ``isWaitStoreMsgOK``, so each put is indexed under two keys and, in SYNC_FLUSH, waits
+for its group commit. Cases: ASYNC_FLUSH with 1 and 64 producers, the
 first also without the index (``messageIndexEnable=false``) to show its share, and SYNC_FLUSH
 (group commit) with 1, 16 and 64 producers. After the ASYNC_FLUSH cases the same store serves
 pulls: every queue read from offset 0 by ``get_messages`` of 32 messages, each answer joined into
@@ -62,9 +64,12 @@ class Run:
     records: list[tuple[int, int, bytes]]  # (queue id, queue offset, record bytes)
 
 
-def _properties(w: int, i: int) -> str:
-    return (f"UNIQ_KEY\x01C0A80001{w:08X}{i:016X}\x02KEYS\x01order-{w}-{i}\x02TAGS\x01TagA"
-            "\x02WAIT\x01true")
+def _message(w: int, i: int, body: bytes) -> MessageToStore:
+    parsed = {"UNIQ_KEY": f"C0A80001{w:08X}{i:016X}", "KEYS": f"order-{w}-{i}", "TAGS": "TagA",
+              "WAIT": "true", "CLUSTER": "DefaultCluster"}
+    text = "\x02".join(f"{k}\x01{v}" for k, v in parsed.items() if k != "WAIT")
+    return MessageToStore(TOPIC, w % QUEUES, body, 1_795_000_000_000, ("127.0.0.1", 50000 + w),
+                          properties=text, parsed_properties=parsed, wait_store_msg_ok=True)
 
 
 async def _store_run(root: Path, mode: str, n: int, body: bytes, conc: int, index: bool,
@@ -75,9 +80,7 @@ async def _store_run(root: Path, mode: str, n: int, body: bytes, conc: int, inde
     async with MessageStore(cfg) as s:
         async def producer(w: int) -> None:
             for i in range(n // conc):
-                msg = MessageToStore(TOPIC, w % QUEUES, body, 1_795_000_000_000, ("127.0.0.1", 50000 + w),
-                                     properties=_properties(w, i))
-                r = await s.put_message(msg)
+                r = await s.put_message(_message(w, i, body))
                 assert r.ok, r
         t = time.perf_counter()
         await asyncio.gather(*(producer(w) for w in range(conc)))
