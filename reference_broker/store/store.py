@@ -211,6 +211,7 @@ class MessageStore:
         #: the config never changes: what the put path asks on every put is read once
         self._sync_flush = config.sync_flush
         self._sync_master = config.broker_role == "SYNC_MASTER"
+        self._sync_flush_timeout = config.sync_flush_timeout_ms / 1000
         self._is_slave = config.is_slave
         self._index_enable = config.message_index_enable
         self._cl_syncer = SyncThread("store-flush-commitlog")
@@ -822,8 +823,10 @@ class MessageStore:
         queue in append order, so the head always has the earliest deadline."""
         if self._flushed >= end:
             return PutStatus.PUT_OK
-        self._wake_flusher()
-        timeout = self.config.sync_flush_timeout_ms / 1000
+        wakeup = self._flush_wakeup
+        if wakeup is not None and not wakeup.done():
+            wakeup.set_result(None)
+        timeout = self._sync_flush_timeout
         if timeout <= 0:
             # mirrors FlushDiskWatcher: the message is stored, the flush was too slow
             return PutStatus.FLUSH_DISK_TIMEOUT
