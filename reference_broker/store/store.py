@@ -15,10 +15,11 @@ entries for UNIQ_KEY and each KEYS word, then the dispatch listeners (long polli
   offset. The flusher syncs everything appended so far in one go, on a thread of its own
   (:mod:`._syncer`), so all puts that arrived meanwhile share one sync, and it starts the next
   sync as soon as one ends if more was appended. Waiters queue in append order; a finished
-  sync answers every waiter it covers in one pass from the head. A put not covered within ``syncFlushTimeout`` answers
-  FLUSH_DISK_TIMEOUT (one watchdog timer for all waiters, ``FlushDiskWatcher``), and its
-  message stays stored. A message that is not ``isWaitStoreMsgOK`` (the sender says so, else
-  its WAIT property is not "true") does not wait; it only wakes the flusher.
+  sync answers every waiter it covers in one pass from the head. A put not covered within
+  ``syncFlushTimeout`` answers FLUSH_DISK_TIMEOUT (one watchdog timer for all waiters,
+  ``FlushDiskWatcher``), and its message stays stored. A message that is not
+  ``isWaitStoreMsgOK`` (the sender says so, else its WAIT property is not "true") does not
+  wait; it only wakes the flusher.
 * ASYNC_FLUSH (``FlushRealTimeService``): a background task syncs every
   ``flushIntervalCommitLog`` ms.
 * A replica hook (:attr:`MessageStore.replica_waiter`, set by HA on a SYNC_MASTER) is awaited
