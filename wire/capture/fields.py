@@ -395,6 +395,8 @@ class JsonLines:
         fast = bodies != "decoded"
         out: list[str] = []
         append = out.append
+        last_ts: float | None = None
+        when = ""
         for row in rows:
             if type(row) is not CommandRow or not fast:
                 append(self._encode(row_fields(row, bodies=bodies, capture=self.capture)))
@@ -414,7 +416,11 @@ class JsonLines:
                 if len(mids) >= self.CACHE_LIMIT:
                     mids.clear()
                 mid = mids[key] = self._middle(*key)
-            append(f'{{"frame.number":{record},"frame.time_epoch":{ts!r}{head}{number}{where[d]}'
+            if ts is not last_ts:
+                # frames of one segment share the segment's time: its text is made once
+                last_ts = ts
+                when = repr(ts)
+            append(f'{{"frame.number":{record},"frame.time_epoch":{when}{head}{number}{where[d]}'
                    f'"rocketmq.offset":{offset},"rocketmq.length":{size}{mid[0]}{header_length}{mid[1]}'
                    f'{cmd.opaque}{mid[2]}')
             if cmd.remark is not None:
