@@ -132,6 +132,11 @@ class RemotingCommand:
                 raise EncodeError(f"{name} must be a 32-bit int, got {v!r}", field=name)
         st = SerializeType(self.serialize_type)
         object.__setattr__(self, "serialize_type", st)
+        lang = self.language
+        if isinstance(lang, str) and not isinstance(lang, LanguageCode):
+            object.__setattr__(self, "language", _LANG_BY_NAME.get(lang, lang))
+        elif isinstance(lang, int) and not isinstance(lang, LanguageCode):
+            object.__setattr__(self, "language", language_code(lang))
         if st is SerializeType.ROCKETMQ:
             # mirrors RocketMQSerializable.rocketMQProtocolEncode: putShort((short) code)
             for name in ("code", "version"):
@@ -142,12 +147,6 @@ class RemotingCommand:
             if not (isinstance(self.language, int) and 0 <= self.language <= 255):
                 raise EncodeError(f"language {self.language!r} has no ROCKETMQ byte value",
                                   field="language")
-        lang = self.language
-        if isinstance(lang, str) and not isinstance(lang, LanguageCode):
-            if lang in LanguageCode.__members__:
-                object.__setattr__(self, "language", LanguageCode[lang])
-        elif isinstance(lang, int) and not isinstance(lang, LanguageCode):
-            object.__setattr__(self, "language", language_code(lang))
         if self.remark is not None and not isinstance(self.remark, str):
             raise EncodeError(f"remark must be a str, got {type(self.remark).__name__}", field="remark")
         object.__setattr__(self, "ext_fields", _ext_strings(self.ext_fields))
@@ -514,7 +513,7 @@ def decode_json_header(data: bytes) -> RemotingCommand:
     lang_raw = obj.get("language", "JAVA")
     language: LanguageCode | int | str
     if isinstance(lang_raw, str):
-        language = LanguageCode.__members__.get(lang_raw, lang_raw)
+        language = _LANG_BY_NAME.get(lang_raw, lang_raw)
     elif isinstance(lang_raw, int) and not isinstance(lang_raw, bool):
         language = language_code(lang_raw)
     elif lang_raw is None:

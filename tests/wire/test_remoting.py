@@ -297,3 +297,11 @@ def test_frame_buffer_prefix_shortcut_agrees_with_check_prefix(total: int, word:
 def test_frame_head_and_body_make_the_frame(cmd: RemotingCommand, body: bytes | None) -> None:
     cmd = cmd.replace(body=body)
     assert encode_command_head(cmd) + (cmd.body or b"") == encode_command(cmd)
+
+
+def test_language_given_by_name_works_in_both_serializations() -> None:
+    cmd = RemotingCommand(105, language="CPP", serialize_type=ROCKETMQ)
+    assert cmd.language is LanguageCode.CPP
+    assert decode_binary_header(encode_binary_header(cmd)).language is LanguageCode.CPP
+    with pytest.raises(EncodeError, match="no ROCKETMQ byte value"):
+        RemotingCommand(105, language="COBOL", serialize_type=ROCKETMQ)
