@@ -347,7 +347,41 @@ def decode_binary_header(data: bytes) -> RemotingCommand:
         raise (TrailingBytes if elen >= 0 and pos + 4 + elen < n else DecodeError)(
             f"ext fields length {elen} does not match the {n - pos - 4} bytes left in the header",
             offset=pos, field="extFields", expected=n - pos - 4, found=elen)
-    pos += 4
+    ext = _binary_ext_fast(data, pos + 4, n)
+    wire_ext = None
+    if ext is None:
+        ext, wire_ext = _binary_ext(data, pos + 4, n)
+    cmd = _trusted(code, language_code(lang), version, opaque, flag, remark, ext, SerializeType.ROCKETMQ)
+    if wire_ext is not None:
+        _set_wire_ext(cmd, wire_ext)
+    return cmd
+
+
+def _binary_ext_fast(data: bytes, pos: int, n: int) -> dict[str, str] | None:
+    """The ext block of a well-formed header, or None when anything is off (a length that
+    overruns, bad UTF-8, a repeated key): :func:`_binary_ext` then decodes it, or says what is
+    wrong and where."""
+    u16, i32 = _U16.unpack_from, _I32.unpack_from
+    ext: dict[str, str] = {}
+    count = 0
+    try:
+        while pos < n:
+            kend = pos + 2 + u16(data, pos)[0]
+            vlen = i32(data, kend)[0]
+            vend = kend + 4 + vlen
+            if vlen < 0 or vend > n:
+                return None
+            ext[data[pos + 2:kend].decode()] = data[kend + 4:vend].decode()
+            count += 1
+            pos = vend
+    except (struct.error, UnicodeDecodeError):
+        return None
+    return ext if count == len(ext) else None
+
+
+def _binary_ext(data: bytes, pos: int, n: int) -> tuple[dict[str, str], tuple[tuple[str, str], ...] | None]:
+    """The ext block entry by entry with every check: the fields, and the entries in wire order
+    when a key repeats (else None)."""
     ext: dict[str, str] = {}
     entries: list[tuple[str, str]] = []
     while pos < n:
@@ -369,10 +403,7 @@ def decode_binary_header(data: bytes) -> RemotingCommand:
         ext[key] = value
         entries.append((key, value))
         pos = vpos + 4 + vlen
-    cmd = _trusted(code, language_code(lang), version, opaque, flag, remark, ext, SerializeType.ROCKETMQ)
-    if len(entries) != len(ext):
-        object.__setattr__(cmd, "wire_ext", tuple(entries))
-    return cmd
+    return ext, (tuple(entries) if len(entries) != len(ext) else None)
 
 
 def _wire_entries(cmd: RemotingCommand) -> Iterable[tuple[str, str]]:

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wire import DecodeError
+from wire import fastjson as fastjson_module
 from wire.fastjson import FrozenObject, dumps, java_double, loads, quote
 
 ROUTE_LEGACY = ('{"brokerDatas":[{"brokerAddrs":{0:"192.168.0.2:10911",1:"192.168.0.3:10911"},"brokerName":'
@@ -238,3 +239,46 @@ def test_mutated_route_bodies_give_a_value_or_decode_error(base: bytes, data: st
         loads(bytes(buf[:cut]))
     except DecodeError:
         pass
+
+
+def _parser_or_error(text: str) -> Any:
+    try:
+        return fastjson_module._Parser(text, "t").parse()
+    except (DecodeError, RecursionError):
+        return DecodeError
+
+
+def _same(fast: Any, slow: Any) -> None:
+    # equal values of equal types: an int key must not come back as "0", nor 1 as True
+    assert fast == slow and repr(fast) == repr(slow)
+
+
+@settings(max_examples=300)
+@given(_json)
+def test_bare_int_key_path_agrees_with_the_parser(value: Any) -> None:
+    text = dumps(value)
+    fast = fastjson_module._bare_int_keys(text)
+    if fast is not fastjson_module._NOT_THAT_FORM:
+        _same(fast, _parser_or_error(text))
+
+
+@pytest.mark.parametrize("text", [
+    '{0:"a",1:"b"}', '{ 0 : 1 ,\n-7:2}', '{"0":1,0:2}', '{-0:1}', '[{3:4},{"5":6}]',
+    '{"a":{"b":[1,{2:3.5}]}}', '{"k":"a,5:b"}', '{"k":"x",5:"a,5:b"}', '{007:1}', '{1.5:2}',
+    "{'a':1,2:3}", '{"\\u0000x":1,2:3}', '{0:"a",}', '{0:NaN}', '{"k":"\\",5:\\""}',
+])
+def test_bare_int_key_path_on_the_edge_cases(text: str) -> None:
+    fast = fastjson_module._bare_int_keys(text)
+    slow = _parser_or_error(text)
+    if fast is fastjson_module._NOT_THAT_FORM:
+        assert loads(text) == slow if slow is not DecodeError else True
+    else:
+        _same(fast, slow)
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet='{}[],:"\\ 0123456789-.abu', max_size=40))
+def test_bare_int_key_path_on_arbitrary_text(text: str) -> None:
+    fast = fastjson_module._bare_int_keys(text)
+    if fast is not fastjson_module._NOT_THAT_FORM:
+        _same(fast, _parser_or_error(text))
