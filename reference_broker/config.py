@@ -15,6 +15,7 @@ keys the reference servers act on.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -160,6 +161,20 @@ def format_properties(values: Mapping[str, str]) -> str:
     return "".join(f"{_escape(k, True)}={_escape(v, False)}\n" for k, v in values.items())
 
 
+def write_text_keeping_backup(path: Path, text: str) -> None:
+    """``MixAll.string2File``: write ``<path>.tmp``, keep the current file as ``<path>.bak``, then
+    move the new text into place (the rename is atomic; a crash leaves the old file or the new)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", errors="replace") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    if path.exists():
+        shutil.copyfile(path, path.with_name(path.name + ".bak"))
+    os.replace(tmp, path)
+
+
 def load_properties(path: str | Path) -> list[tuple[str, str, int]]:
     p = Path(path)
     try:
@@ -272,9 +287,23 @@ class BrokerConfig(_Config):
         self._fill_computed()
         self.message_delay_levels  # noqa: B018 - validate at load time
 
+    #: the file UPDATE_BROKER_CONFIG rewrites with the whole configuration (``Configuration``'s
+    #: store path: the ``-c`` file, as ``BrokerPathConfigHelper`` records it); None: nowhere
+    store_path: str | None = None
+
     @classmethod
     def load(cls, path: str | Path, overrides: Mapping[str, str] | None = None) -> BrokerConfig:
-        return cls(load_properties(path), str(path), overrides)
+        cfg = cls(load_properties(path), str(path), overrides)
+        cfg.store_path = str(path)
+        return cfg
+
+    def persist(self) -> None:
+        """``Configuration.persist``: every key written to :attr:`store_path` (``MixAll.string2File``:
+        the text goes to ``<file>.tmp`` first, the previous file is kept as ``<file>.bak``).
+        Raises OSError when the file cannot be written."""
+        if not self.store_path:
+            return
+        write_text_keeping_backup(Path(self.store_path), format_properties(self.values))
 
     def _fill_computed(self) -> None:
         v = self.values

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
-from reference_broker.config import ConfigError, NamesrvConfig, format_properties
+from reference_broker.config import ConfigError, NamesrvConfig, format_properties, write_text_keeping_backup
 from wire import DecodeError, MQVersion, RemotingCommand, RequestCode, ResponseCode, SerializeType
 from wire.bodies import (
     DataVersion,
@@ -128,10 +128,7 @@ class NamesrvContext:
             return
         path = Path(self.config_store_path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(format_properties(self.config.values), encoding="utf-8", errors="replace")
-            tmp.replace(path)
+            write_text_keeping_backup(path, format_properties(self.config.values))
         except OSError as exc:
             log.error("cannot persist the configuration to %s: %s", path, exc)
 

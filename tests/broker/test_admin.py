@@ -218,6 +218,34 @@ def test_broker_config(tmp_path: Path) -> None:
     run(main())
 
 
+def test_broker_config_updates_are_written_to_the_config_file(tmp_path: Path) -> None:
+    # Configuration.persist: the -c file is rewritten with every key, the old one kept as .bak
+    from reference_broker.broker import Broker
+    from reference_broker.config import BrokerConfig
+
+    path = tmp_path / "broker.properties"
+    original = f"brokerName=broker-z\nstorePathRootDir={tmp_path / 'store'}\nflushIntervalCommitLog=600\n"
+    path.write_text(original)
+
+    async def main() -> None:
+        cfg = BrokerConfig.load(path, {"brokerIP1": "127.0.0.1"})
+        async with Broker(cfg, host="127.0.0.1", port=0) as b:
+            c = await client(b)
+            r = await c.request(RemotingCommand.request(25, None, b"flushIntervalCommitLog=700\n"))
+            assert r.code == RC.SUCCESS
+            await c.aclose()
+
+    run(main())
+    assert path.with_name("broker.properties.bak").read_text() == original
+    assert not path.with_name("broker.properties.tmp").exists()
+    again = BrokerConfig.load(path)
+    assert again.unknown == [] and again.broker_name == "broker-z"
+    assert again.get("flushIntervalCommitLog") == "700" and again.get("brokerIP1") == "127.0.0.1"
+    assert again.get("storePathRootDir") == str(tmp_path / "store")
+    written = dict(line.split("=", 1) for line in path.read_text().splitlines())
+    assert set(written) == set(BrokerConfig().values)  # the whole configuration, as Java writes it
+
+
 def test_queries(tmp_path: Path) -> None:
     async def main() -> None:
         async with running_broker(tmp_path) as b:

@@ -15,7 +15,8 @@ GET_PRODUCER_CONNECTION_LIST (204), GET_CONSUME_STATS (208; ``MessageQueue`` obj
 QUERY_TOPIC_CONSUME_BY_WHO (300), GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305).
 
 Configuration: GET_BROKER_CONFIG (26: ``key=value`` lines, ext ``version`` = the configuration's
-DataVersion JSON) and UPDATE_BROKER_CONFIG (25: keys of ``configBlackList`` are refused with
+DataVersion JSON) and UPDATE_BROKER_CONFIG (25: the whole configuration is then written to the
+broker's ``-c`` file, as ``Configuration.persist`` does; keys of ``configBlackList`` are refused with
 NO_PERMISSION; values that do not fit a key's type are ignored, as Java's reflective setter
 ignores them; a new ``brokerPermission`` is registered at once).
 """
@@ -187,6 +188,10 @@ def update_broker_config(broker: Broker, conn: RemotingConnection, req: Remoting
         except ConfigError as exc:  # mirrors properties2Object: a value that does not parse is skipped
             log.warning("updateBrokerConfig: %s", exc)
     broker.config_version.next_version()
+    try:
+        broker.config.persist()  # Configuration.update persists the whole configuration
+    except OSError as exc:
+        log.error("updateBrokerConfig: cannot write %s: %s", broker.config.store_path, exc)
     broker.refresh_settings()
     if "brokerPermission" in props:
         broker.topics.data_version.next_version()
