@@ -21,16 +21,29 @@ SLAVE_COLUMNS = ["#SlaveAddr", "#SlaveAckOffset", "#Diff", "#TransferSpeed(KB/s)
                  "#TransferFromWhere"]
 
 
+def _opt(value: object) -> str:
+    """A figure a 4.x broker does not give: ``-``."""
+    return "-" if value is None else str(value)
+
+
+def _source_line(s: HAStatus) -> list[tuple[str, str]]:
+    from .api.ha import SOURCE_HA
+
+    return [] if s.source == SOURCE_HA else [("#Source", f"{s.source} (4.x broker: offsets compared)")]
+
+
 def master_lines(s: HAStatus) -> list[tuple[str, str]]:
     """mqadmin haStatus, master part: the summary lines."""
     return [("#MasterAddr", s.addr), ("#MasterCommitLogMaxOffset", str(s.master_commit_log_max_offset)),
-            ("#SlaveNum", str(len(s.slaves))), ("#InSyncSlaveNum", str(s.in_sync_slave_nums))]
+            ("#SlaveNum", str(len(s.slaves))), ("#InSyncSlaveNum", str(s.in_sync_slave_nums)),
+            *_source_line(s)]
 
 
 def slave_rows(s: HAStatus) -> list[list[str]]:
     """mqadmin haStatus, master part: one row per slave connection."""
-    return [[c.addr, str(c.ack_offset), str(c.diff), java_fixed(c.transfer_kb_s, 2),
-             "OK" if c.in_sync else "Fall Behind", str(c.transfer_from_where)] for c in s.slaves]
+    return [[c.addr, str(c.ack_offset), str(c.diff),
+             "-" if c.transfer_kb_s is None else java_fixed(c.transfer_kb_s, 2),
+             "OK" if c.in_sync else "Fall Behind", _opt(c.transfer_from_where)] for c in s.slaves]
 
 
 def client_lines(s: HAStatus, tz: tzinfo | None = None) -> list[tuple[str, str]]:
@@ -39,10 +52,11 @@ def client_lines(s: HAStatus, tz: tzinfo | None = None) -> list[tuple[str, str]]
     if c is None:
         return [("#MasterAddr", "")]
     return [("#MasterAddr", c.master_addr), ("#CommitLogMaxOffset", str(c.max_offset)),
-            ("#TransferSpeed(KB/s)", java_fixed(c.transfer_kb_s, 2)),
-            ("#LastReadTime", human_ms(c.last_read_timestamp, tz)),
-            ("#LastWriteTime", human_ms(c.last_write_timestamp, tz)),
-            ("#MasterFlushOffset", str(c.master_flush_offset))]
+            ("#TransferSpeed(KB/s)", "-" if c.transfer_kb_s is None else java_fixed(c.transfer_kb_s, 2)),
+            ("#LastReadTime", "-" if c.last_read_timestamp is None else human_ms(c.last_read_timestamp, tz)),
+            ("#LastWriteTime",
+             "-" if c.last_write_timestamp is None else human_ms(c.last_write_timestamp, tz)),
+            ("#MasterFlushOffset", _opt(c.master_flush_offset)), *_source_line(s)]
 
 
 def error_text(s: HAStatus) -> str:
@@ -75,7 +89,8 @@ def status(
     watch_s: Annotated[float | None, typer.Option(
         "--watch", "-w", metavar="SECONDS", help="Redraw every SECONDS until Ctrl-C.")] = None,
 ) -> None:
-    """Replication status of a broker or a cluster (GET_BROKER_HA_STATUS, 5.x; mqadmin haStatus)."""
+    """Replication status of a broker or a cluster (GET_BROKER_HA_STATUS, 5.x; mqadmin haStatus).
+    A 4.x broker's status is put together from its broker name's runtime info."""
     from .api import ha as api
     from .errors import CliError, UsageError
 
