@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 from mqctl.pcap import app
 from tests.capture.helpers import exchange, write_conversation
 from tests.conftest import ROOT, shared_path
-from wire import RemotingCommand, encode_command
+from wire import RemotingCommand, encode_command, fastjson
 
 runner = CliRunner()
 
@@ -106,9 +106,18 @@ def test_bodies(tmp_path: Path) -> None:
     path = shared_path("captures", "java-4.9.8", "02-topicRoute.pcap")
     out = run("decode", "-o", "jsonl", "-f", "code=105", "-f", "type=response", "--bodies", "decoded", str(path))
     bodies = [json.loads(x)["rocketmq.body"] for x in out.stdout.splitlines()]
-    assert bodies and all("broker_datas" in b for b in bodies)
     text = run("decode", "-o", "jsonl", "-f", "code=105", "-f", "type=response", "--bodies", "text", str(path))
-    assert all(json.loads(x)["rocketmq.body"].startswith("{") for x in text.stdout.splitlines())
+    texts = [json.loads(x)["rocketmq.body"] for x in text.stdout.splitlines()]
+    assert all(t.startswith("{") for t in texts)
+
+    def quoted_keys(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {str(k): quoted_keys(x) for k, x in v.items()}
+        return [quoted_keys(x) for x in v] if isinstance(v, list) else v
+
+    # a decoded body is the JSON the server sent, under the wire's names, its bare keys quoted
+    assert bodies and bodies == [quoted_keys(fastjson.loads(t)) for t in texts]
+    assert all(b["brokerDatas"] and b["queueDatas"] for b in bodies)
     raw = run("decode", "-o", "jsonl", "-f", "code=105", "-f", "type=response", "--bodies", "hex", str(path))
     assert all(json.loads(x)["rocketmq.body"].startswith("7b") for x in raw.stdout.splitlines())
     pulled = run("decode", "-o", "jsonl", "-f", "code=11", "-f", "type=response", "--bodies", "decoded",

@@ -191,9 +191,9 @@ def _decoded_body(row: CommandRow, body: bytes) -> Any:
     response = bool(cmd.flag & FLAG_RESPONSE)
     req = row.request.command if row.request is not None else None
     if not response and cmd.code in REQUEST_BODIES:
-        return plain(decode_body(cmd.code, False, body, ext_fields=cmd.ext_fields))
+        return _wire_json(decode_body(cmd.code, False, body, ext_fields=cmd.ext_fields))
     if response and req is not None and cmd.code == 0 and req.code in RESPONSE_BODIES:
-        return plain(decode_body(req.code, True, body, ext_fields=req.ext_fields))
+        return _wire_json(decode_body(req.code, True, body, ext_fields=req.ext_fields))
     if response and req is not None and cmd.code == 0 and req.code in _STORED_RESPONSES:
         from ..message import decode_messages
 
@@ -206,6 +206,17 @@ def _decoded_body(row: CommandRow, body: bytes) -> Any:
         except DecodeError:
             pass
     return _text(body)
+
+
+def _wire_json(value: Any) -> Any:
+    """A typed body as the JSON it stands for, under the names the wire uses
+    (``topicConfigTable``, ``brokerAddrs``, unknown keys included) in the standard form, where
+    an object used as a map key is written as its JSON text; anything else as :func:`plain`."""
+    from ..bodies import JsonBody
+
+    if isinstance(value, JsonBody):
+        return plain(value.to_json(standard=True))
+    return plain(value)
 
 
 def _message(m: Any) -> dict[str, Any]:
