@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from construct import Bytes, Int8ub, Int24ub, Int32sb, Struct, Terminated, this
 
+from ._buffer import StreamBuffer
 from .codes import SerializeType
 from .errors import (
     DecodeError,
@@ -163,36 +164,14 @@ def split_frame(data: bytes, offset: int = 0) -> Frame:
     return Frame(kind, bytes(data[8:8 + hl]), bytes(data[8 + hl:end]), offset, 0)
 
 
-class FrameBuffer:
+class FrameBuffer(StreamBuffer[Frame]):
     """Sans-IO frame splitter: ``feed(bytes)``, then ``next_frame()`` until it returns ``None``."""
 
-    __slots__ = ("_buf", "_pos", "_base", "_index", "_error", "max_total_length")
+    __slots__ = ("max_total_length",)
 
     def __init__(self, *, max_total_length: int = MAX_TOTAL_LENGTH) -> None:
-        self._buf = bytearray()
-        self._pos = 0  # start of unconsumed data in _buf
-        self._base = 0  # stream offset of _buf[0]
-        self._index = 0
-        self._error: DecodeError | None = None
+        super().__init__()
         self.max_total_length = max_total_length
-
-    def feed(self, data: bytes | bytearray | memoryview) -> None:
-        """Append bytes received from the peer."""
-        self._buf += data
-
-    @property
-    def buffered(self) -> int:
-        """Bytes received but not yet returned as frames."""
-        return len(self._buf) - self._pos
-
-    @property
-    def stream_offset(self) -> int:
-        """Absolute offset of the next unconsumed byte."""
-        return self._base + self._pos
-
-    @property
-    def frames_read(self) -> int:
-        return self._index
 
     def next_frame(self) -> Frame | None:
         """The next complete frame, or ``None`` when more bytes are needed."""
@@ -237,30 +216,9 @@ class FrameBuffer:
             self._error = err
             raise
 
-    def _consume(self, end: int) -> None:
-        # Compact lazily: deleting a prefix of a bytearray costs a copy of the rest.
-        if end == len(self._buf):
-            self._base += end
-            self._buf = bytearray()
-            self._pos = 0
-        elif end > 65536 and end * 2 > len(self._buf):
-            del self._buf[:end]
-            self._base += end
-            self._pos = 0
-        else:
-            self._pos = end
-
     def skip(self, n: int) -> None:
         """Drop ``n`` buffered bytes and clear a failure (for tools that resynchronise)."""
         n = min(n, self.buffered)
         self._error = None
         self._consume(self._pos + n)
 
-    def __iter__(self) -> FrameBuffer:
-        return self
-
-    def __next__(self) -> Frame:
-        frame = self.next_frame()
-        if frame is None:
-            raise StopIteration
-        return frame

@@ -39,6 +39,7 @@ import struct
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from .._buffer import StreamBuffer
 from ..codes import MQVersion
 from ..errors import DecodeError, Truncated
 from .frames import (
@@ -109,7 +110,7 @@ class HAFrame:
 _HANDSHAKES = (SlaveHandshake, HandshakeReply)
 
 
-class HAStreamDecoder:
+class HAStreamDecoder(StreamBuffer[HAFrame]):
     """Sans-IO decoder of one direction of one HA connection (see the module notes).
 
     ``feed(bytes)``, then ``next_frame()`` until it returns ``None``. Subclasses say how long the
@@ -119,38 +120,16 @@ class HAStreamDecoder:
     protocol: HAProtocol
     direction: HADirection
 
-    __slots__ = ("_buf", "_pos", "_base", "_index", "_error", "_transferring", "max_body_size", "protocol")
+    __slots__ = ("_transferring", "max_body_size", "protocol")
 
     #: the cap on transfer bodies unless one is given: what a Java slave can read
     default_max_body_size = V4_MAX_BODY_SIZE
 
     def __init__(self, protocol: HAProtocol, *, max_body_size: int | None = None) -> None:
+        super().__init__()
         self.protocol = HAProtocol(protocol)
-        self._buf = bytearray()
-        self._pos = 0
-        self._base = 0
-        self._index = 0
-        self._error: DecodeError | None = None
         self._transferring = False
         self.max_body_size = self.default_max_body_size if max_body_size is None else max_body_size
-
-    def feed(self, data: bytes | bytearray | memoryview) -> None:
-        """Append bytes received from the peer."""
-        self._buf += data
-
-    @property
-    def buffered(self) -> int:
-        """Bytes received but not yet returned as frames."""
-        return len(self._buf) - self._pos
-
-    @property
-    def stream_offset(self) -> int:
-        """Absolute offset of the next unconsumed byte."""
-        return self._base + self._pos
-
-    @property
-    def frames_read(self) -> int:
-        return self._index
 
     @property
     def transferring(self) -> bool:
@@ -203,27 +182,6 @@ class HAStreamDecoder:
                    else (HAConnectionState.HANDSHAKE, HAConnectionState.TRANSFER))
         return check_state(_I32.unpack_from(buf, pos)[0], allowed, offset, frame_index=self._index,
                            what=what)
-
-    def _consume(self, end: int) -> None:
-        if end == len(self._buf):
-            self._base += end
-            self._buf = bytearray()
-            self._pos = 0
-        elif end > 65536 and end * 2 > len(self._buf):
-            del self._buf[:end]
-            self._base += end
-            self._pos = 0
-        else:
-            self._pos = end
-
-    def __iter__(self) -> HAStreamDecoder:
-        return self
-
-    def __next__(self) -> HAFrame:
-        frame = self.next_frame()
-        if frame is None:
-            raise StopIteration
-        return frame
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {self.protocol} {self.direction} offset={self.stream_offset} "
