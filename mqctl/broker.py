@@ -134,7 +134,7 @@ def config_set(
 ) -> None:
     """Change a broker's configuration at run time (UPDATE_BROKER_CONFIG; mqadmin updateBrokerConfig)."""
     from .api import broker as api
-    from .runner import check_outcomes, run, settings
+    from .runner import check_outcomes, print_outcomes, run, settings
 
     _need_one(broker, cluster)
     values = parse_sets(pairs)
@@ -143,9 +143,6 @@ def config_set(
     if out.format != "table":
         out.data(outcomes)
     else:
-        for o in outcomes:
-            if o.ok:
-                out.line(f"update broker config success, {o.target}")
-            else:
-                out.error(f"update broker config failed, {o.target}: {o.error}")
+        print_outcomes(out, outcomes, lambda o: f"update broker config success, {o.target}",
+                       lambda o: f"update broker config failed, {o.target}: {o.error}")
     check_outcomes(outcomes, "broker config set")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .fmt import dash, human_s, java_fixed
-from .runner import check_outcomes, run, settings, watch
+from .runner import check_outcomes, print_outcomes, run, settings, watch
 
 if TYPE_CHECKING:
     from .api.consumer import ConnectionInfo, ConsumerProgress, GroupSummary, GroupWriteResult
@@ -138,11 +138,8 @@ def _upsert(ctx: typer.Context, **kw: object) -> None:
     if out.format != "table":
         out.data(result)
     else:
-        for o in result.brokers:
-            if o.ok:
-                out.line(f"create subscription group to {o.target} success.")
-            else:
-                out.error(f"create subscription group to {o.target} failed: {o.error}")
+        print_outcomes(out, result.brokers, lambda o: f"create subscription group to {o.target} success.",
+                       lambda o: f"create subscription group to {o.target} failed: {o.error}")
         out.line("SubscriptionGroupConfig [" + ", ".join(
             f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in result.config.items()) + "]")
     check_outcomes(result.brokers, "subscription group update")
@@ -195,14 +192,9 @@ def delete(
     if out.format != "table":
         out.data(result)
     else:
-        for o in result.brokers:
-            if o.ok:
-                out.line(f"delete subscription group [{group}] from broker [{o.target}] success.")
-            else:
-                out.error(f"delete subscription group [{group}] from broker [{o.target}] failed: {o.error}")
-        for o in result.topics:
-            if o.ok:
-                out.line(f"delete topic [{o.target}] success.")
-            else:
-                out.warn(f"delete topic [{o.target}]: {o.error}")
+        what = f"delete subscription group [{group}] from broker"
+        print_outcomes(out, result.brokers, lambda o: f"{what} [{o.target}] success.",
+                       lambda o: f"{what} [{o.target}] failed: {o.error}")
+        print_outcomes(out, result.topics, lambda o: f"delete topic [{o.target}] success.",
+                       lambda o: f"delete topic [{o.target}]: {o.error}", warn=True)
     check_outcomes(result.brokers, "subscription group delete")

@@ -97,6 +97,19 @@ def watch(ctx: typer.Context, seconds: float | None, op: Callable[..., Awaitable
         return
 
 
+def print_outcomes(out: Any, outcomes: Iterable[Any], ok: Callable[[Any], str],
+                   failed: Callable[[Any], str], *, warn: bool = False) -> None:
+    """One line per outcome (:class:`mqctl.api.topic.Outcome`), as mqadmin prints them: ``ok(o)``
+    on stdout, or ``failed(o)`` as an error (a warning with ``warn``) on stderr."""
+    for o in outcomes:
+        if o.ok:
+            out.line(ok(o))
+        elif warn:
+            out.warn(failed(o))
+        else:
+            out.error(failed(o))
+
+
 def check_outcomes(outcomes: Iterable[Any], what: str) -> None:
     """Raise the CLI error for the failed ones among ``outcomes`` (:class:`mqctl.api.topic.Outcome`):
     exit 3 when every failure is a connection failure, else 1."""

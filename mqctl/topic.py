@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .fmt import human_ms, perm_text
-from .runner import check_outcomes, run, settings, watch
+from .runner import check_outcomes, print_outcomes, run, settings, watch
 
 if TYPE_CHECKING:
     from wire.bodies import TopicRouteData
@@ -146,11 +146,8 @@ def _upsert(ctx: typer.Context, topic: str, cluster: str | None, broker: str | N
     if out.format != "table":
         out.data(result)
     else:
-        for o in result.brokers:
-            if o.ok:
-                out.line(f"create topic to {o.target} success.")
-            else:
-                out.error(f"create topic to {o.target} failed: {o.error}")
+        print_outcomes(out, result.brokers, lambda o: f"create topic to {o.target} success.",
+                       lambda o: f"create topic to {o.target} failed: {o.error}")
         if result.order_conf is not None:
             out.line(f"set orderConf. isOrder=true, orderConf=[{result.order_conf}]")
         out.line(config_text(result.config))
@@ -229,11 +226,9 @@ def perm(
     elif result.unchanged:
         out.line("new perm equals to the old one!")
     else:
-        for o in result.brokers:
-            if o.ok:
-                out.line(f"update topic perm from {o.detail} to {result.perm} in {o.target} success.")
-            else:
-                out.error(f"update topic perm in {o.target} failed: {o.error}")
+        print_outcomes(out, result.brokers,
+                       lambda o: f"update topic perm from {o.detail} to {result.perm} in {o.target} success.",
+                       lambda o: f"update topic perm in {o.target} failed: {o.error}")
     check_outcomes(result.brokers, "topic perm")
 
 
