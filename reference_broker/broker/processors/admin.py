@@ -86,17 +86,25 @@ def _slave_refusal(broker: Broker, req: RemotingCommand) -> RemotingCommand | No
 # ---------------------------------------------------------------------------- topics
 
 
+def _topic_change_refused(broker: Broker, req: RemotingCommand, topic: str) -> RemotingCommand | None:
+    """The answer refusing to create or delete ``topic`` (a bad name, a system topic), or None."""
+    bad = validate_topic(topic)
+    if bad is not None:
+        return req.response(ResponseCode.SYSTEM_ERROR, bad)
+    if broker.topics.is_system_topic(topic):
+        return req.response(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
+    return None
+
+
 def update_and_create_topic(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
     refused = _slave_refusal(broker, req)
     if refused is not None:
         return refused
     h = CreateTopicRequestHeader.from_ext(req.ext_fields)
     topic = h.topic
-    bad = validate_topic(topic)
-    if bad is not None:
-        return req.response(ResponseCode.SYSTEM_ERROR, bad)
-    if broker.topics.is_system_topic(topic):
-        return req.response(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
+    refused = _topic_change_refused(broker, req, topic)
+    if refused is not None:
+        return refused
     kind = TopicFilterType.__members__.get(h.topic_filter_type)
     if kind is None:  # TopicFilterType.valueOf throws
         return req.response(
@@ -126,13 +134,10 @@ def delete_topic(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
     refused = _slave_refusal(broker, req)
     if refused is not None:
         return refused
-    h = DeleteTopicRequestHeader.from_ext(req.ext_fields)
-    topic = h.topic
-    bad = validate_topic(topic)
-    if bad is not None:
-        return req.response(ResponseCode.SYSTEM_ERROR, bad)
-    if broker.topics.is_system_topic(topic):
-        return req.response(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
+    topic = DeleteTopicRequestHeader.from_ext(req.ext_fields).topic
+    refused = _topic_change_refused(broker, req, topic)
+    if refused is not None:
+        return refused
     broker.topics.delete(topic)
     _clean_unused_topics(broker)
     return req.response(ResponseCode.SUCCESS)
