@@ -289,7 +289,7 @@ def _build(code: int, language: LanguageCode | int | str, version: int, opaque: 
     return cmd
 
 
-def _trusted(code: int, language: LanguageCode | int | str, version: int, opaque: int, flag: int,
+def trusted_command(code: int, language: LanguageCode | int | str, version: int, opaque: int, flag: int,
              remark: str | None, ext: dict[str, str], st: SerializeType) -> RemotingCommand:
     """A decoded header, without a body yet."""
     return _build(code, language, version, opaque, flag, remark, ext, None, st)
@@ -351,7 +351,8 @@ def decode_binary_header(data: bytes) -> RemotingCommand:
     wire_ext = None
     if ext is None:
         ext, wire_ext = _binary_ext(data, pos + 4, n)
-    cmd = _trusted(code, language_code(lang), version, opaque, flag, remark, ext, SerializeType.ROCKETMQ)
+    cmd = trusted_command(code, language_code(lang), version, opaque, flag, remark, ext,
+                          SerializeType.ROCKETMQ)
     if wire_ext is not None:
         _set_wire_ext(cmd, wire_ext)
     return cmd
@@ -444,7 +445,7 @@ def decode_binary_header_construct(data: bytes) -> RemotingCommand:
         raise DecodeError(f"ROCKETMQ header: {exc}", offset=None, field=str(path) or "header") from None
     entries = tuple((e.key, e.value) for e in c.ext_fields)
     ext = dict(entries)
-    cmd = _trusted(c.code, language_code(c.language), c.version, c.opaque, c.flag, c.remark or None,
+    cmd = trusted_command(c.code, language_code(c.language), c.version, c.opaque, c.flag, c.remark or None,
                    ext, SerializeType.ROCKETMQ)
     if len(entries) != len(ext):
         object.__setattr__(cmd, "wire_ext", entries)
@@ -493,7 +494,7 @@ _I32_MIN, _I32_MAX = _INT32
 _LANG_BY_NAME: dict[str, LanguageCode] = dict(LanguageCode.__members__)
 
 
-def _fast_json_header(data: bytes) -> RemotingCommand | None:
+def fast_json_header(data: bytes) -> RemotingCommand | None:
     """The common case, for the broker and the capture scanner: strict UTF-8 JSON whose numbers are
     ints in range and whose ext values are all strings. Anything else returns None, and
     :func:`decode_json_header` takes its general path, which yields the same command or error."""
@@ -504,17 +505,20 @@ def _fast_json_header(data: bytes) -> RemotingCommand | None:
         return None
     if end != len(text) or type(obj) is not dict:
         return None  # whitespace around it, or more after it: the general path decides
-    get = obj.get
-    code, flag, opaque, version = get("code", 0), get("flag", 0), get("opaque", 0), get("version", 0)
-    if not (type(code) is type(flag) is type(opaque) is type(version) is int
+    try:  # every Java and C++ peer writes these five
+        code, flag, opaque, version, lang_raw = (
+            obj["code"], obj["flag"], obj["opaque"], obj["version"], obj["language"])
+    except KeyError:
+        get = obj.get
+        code, flag, opaque, version = get("code", 0), get("flag", 0), get("opaque", 0), get("version", 0)
+        lang_raw = get("language", "JAVA")
+    remark = obj.get("remark")
+    if not (type(code) is int and type(flag) is int and type(opaque) is int and type(version) is int
             and _I32_MIN <= code <= _I32_MAX and _I32_MIN <= flag <= _I32_MAX
-            and _I32_MIN <= opaque <= _I32_MAX and _I32_MIN <= version <= _I32_MAX):
+            and _I32_MIN <= opaque <= _I32_MAX and _I32_MIN <= version <= _I32_MAX
+            and type(lang_raw) is str and (remark is None or type(remark) is str)):
         return None
-    lang_raw = get("language", "JAVA")
-    remark = get("remark")
-    if type(lang_raw) is not str or (remark is not None and type(remark) is not str):
-        return None
-    ext = get("extFields")
+    ext = obj.get("extFields")
     if ext is None:
         ext = {}
     elif type(ext) is not dict:
@@ -523,14 +527,25 @@ def _fast_json_header(data: bytes) -> RemotingCommand | None:
         for v in ext.values():
             if type(v) is not str:
                 return None
-    return _build(code, _LANG_BY_NAME.get(lang_raw, lang_raw), version, opaque, flag, remark, ext, None,
-                  SerializeType.JSON)
+    # _build, inline: this runs for nearly every frame a broker reads or a capture holds
+    cmd = _new(RemotingCommand)
+    _set_code(cmd, code)
+    _set_language(cmd, _LANG_BY_NAME.get(lang_raw, lang_raw))
+    _set_version(cmd, version)
+    _set_opaque(cmd, opaque)
+    _set_flag(cmd, flag)
+    _set_remark(cmd, remark)
+    _set_ext(cmd, ext)
+    _set_body(cmd, None)
+    _set_st(cmd, SerializeType.JSON)
+    _set_wire_ext(cmd, None)
+    return cmd
 
 
 def decode_json_header(data: bytes) -> RemotingCommand:
     """Decode a JSON header (offsets in errors are relative to the header's first byte)."""
     if type(data) is bytes:
-        fast = _fast_json_header(data)
+        fast = fast_json_header(data)
         if fast is not None:
             return fast
     try:
@@ -565,7 +580,7 @@ def decode_json_header(data: bytes) -> RemotingCommand:
             sv = _ext_value(v)
             if sv is not None:
                 ext[str(k)] = sv
-    return _trusted(code, language, version, opaque, flag, remark, ext, SerializeType.JSON)
+    return trusted_command(code, language, version, opaque, flag, remark, ext, SerializeType.JSON)
 
 
 #: ``json.dumps``' own string writer for ``ensure_ascii=False`` (its C version when there is one)

@@ -1,12 +1,13 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """Differential tests: every hot path of the capture pipeline gives what the careful path gives.
 
-* ``wire.remoting._fast_json_header`` (strict JSON, int fields, string ext values) against
+* ``wire.remoting.fast_json_header`` (strict JSON, int fields, string ext values) against
   ``decode_json_header``'s general path;
 * ``RemotingHalf._whole_frames`` (frames whole in one segment) against ``RemotingHalf._run``;
 * the Ethernet/IPv4/TCP shortcut of ``CaptureDecoder.feed`` against ``parse_packet``;
-* ``wire.capture.streams.json_header`` (the capture's own JSON header path) against
-  ``decode_json_header``, and ``trusted_command`` against the ``RemotingCommand`` constructor;
+* ``wire.capture.streams.json_header`` (the JSON header path of captures, ``fast_json_header``
+  as peers' headers meet it) against ``decode_json_header``, and ``trusted_command`` against
+  the ``RemotingCommand`` constructor;
 * ``JsonLines`` (one row, and lists of rows of every kind) against ``json.dumps(row_fields(row))``;
 * ``CaptureStats.add_rows`` against ``CaptureStats.add`` one row at a time.
 
@@ -51,14 +52,14 @@ _header = st.fixed_dictionaries(
 
 
 def _general(data: bytes) -> Any:
-    saved = remoting_module._fast_json_header
-    remoting_module._fast_json_header = lambda _data: None  # type: ignore[assignment]
+    saved = remoting_module.fast_json_header
+    remoting_module.fast_json_header = lambda _data: None  # type: ignore[assignment]
     try:
         return remoting_module.decode_json_header(data)
     except DecodeError as err:
         return ("error", type(err), str(err))
     finally:
-        remoting_module._fast_json_header = saved  # type: ignore[assignment]
+        remoting_module.fast_json_header = saved  # type: ignore[assignment]
 
 
 def _dump(obj: Any) -> bytes:
@@ -69,7 +70,7 @@ def _dump(obj: Any) -> bytes:
 @given(_header)
 def test_fast_json_header_agrees_with_the_general_path(obj: dict[str, Any]) -> None:
     data = _dump(obj)
-    fast = remoting_module._fast_json_header(data)
+    fast = remoting_module.fast_json_header(data)
     general = _general(data)
     if fast is not None:
         assert fast == general
@@ -86,7 +87,7 @@ def test_fast_json_header_agrees_with_the_general_path(obj: dict[str, Any]) -> N
     b'[1]',
 ])
 def test_fast_json_header_edge_cases(data: bytes) -> None:
-    fast = remoting_module._fast_json_header(data)
+    fast = remoting_module.fast_json_header(data)
     general = _general(data)
     assert fast is None or fast == general
 
@@ -320,4 +321,4 @@ def test_json_lines_of_a_list_of_rows(tmp_path: Any) -> None:
 def test_remoting_command_equality_is_what_the_fast_path_returns() -> None:
     cmd = RemotingCommand.request(105, {"topic": "T"}, opaque=3)
     data = remoting_module.encode_json_header(cmd)
-    assert remoting_module._fast_json_header(data) == cmd
+    assert remoting_module.fast_json_header(data) == cmd

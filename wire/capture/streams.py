@@ -29,12 +29,9 @@ error the rest of that direction is reported as skipped.
 
 from __future__ import annotations
 
-import json
 from collections import deque
-from decimal import Decimal
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
-from ..codes import LanguageCode, SerializeType
 from ..errors import DecodeError
 from ..framing import MAX_TOTAL_LENGTH, PREFIX, Frame, check_prefix
 from ..remoting import (
@@ -44,7 +41,9 @@ from ..remoting import (
     decode_binary_header,
     decode_frame,
     decode_json_header,
+    trusted_command,
 )
+from ..remoting import fast_json_header as json_header
 from .rows import Conversation, ProblemRow
 
 __all__ = ["FrameSink", "HaHalf", "RemotingHalf", "find_frame_start", "json_header", "plausible_frame_start",
@@ -60,92 +59,11 @@ _JSON_SECOND = frozenset(b"\"'} \t\r\n")
 
 # ---------------------------------------------------------------------------------------------- headers
 #
-# Decoding headers is most of the work of a capture, so whole frames take a shorter way than
-# wire.remoting.decode_header: the same JSON scan as wire.remoting's strict-JSON fast path, a plain dict
-# for language names, and commands assembled through their slot descriptors. Both ways give equal
-# commands (tests/capture/test_fastpaths.py); anything unusual goes to wire.remoting.
+# Decoding headers is most of the work of a capture: JSON headers go through wire.remoting's
+# strict-JSON fast path first (json_header), anything unusual through the general decoder.
 
-_JSON_SCAN = json.scanner.make_scanner(cast(Any, json.JSONDecoder(parse_float=Decimal)))
-_LANGUAGES: dict[str, LanguageCode] = dict(LanguageCode.__members__)
-_I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
-_SLOTS = RemotingCommand.__dict__
-_set_code, _set_language, _set_version, _set_opaque, _set_flag, _set_remark, _set_ext, _set_serialize, \
-    _set_wire_ext = (_SLOTS[name].__set__ for name in (
-        "code", "language", "version", "opaque", "flag", "remark", "ext_fields", "serialize_type",
-        "wire_ext"))
 #: sets ``body`` on a command that a decoder has just built (the dataclass is frozen)
-set_body = _SLOTS["body"].__set__
-_new = object.__new__
-_JSON = SerializeType.JSON
-
-
-def trusted_command(code: int, language: LanguageCode | int | str, version: int, opaque: int, flag: int,
-                    remark: str | None, ext: dict[str, str],
-                    serialize_type: SerializeType) -> RemotingCommand:
-    """A command from values a decoder has already checked (no ``__post_init__``; body ``None``)."""
-    cmd: RemotingCommand = _new(RemotingCommand)
-    _set_code(cmd, code)
-    _set_language(cmd, language)
-    _set_version(cmd, version)
-    _set_opaque(cmd, opaque)
-    _set_flag(cmd, flag)
-    _set_remark(cmd, remark)
-    _set_ext(cmd, ext)
-    set_body(cmd, None)
-    _set_serialize(cmd, serialize_type)
-    _set_wire_ext(cmd, None)
-    return cmd
-
-
-def json_header(data: bytes) -> RemotingCommand | None:
-    """A JSON header in the form every Java and C++ peer writes (strict UTF-8 JSON, an object with
-    ``code``, ``flag``, ``opaque``, ``version`` and ``language``, int fields in range and string
-    ext values), or ``None`` for anything else; for those :func:`wire.decode_json_header` decides,
-    and it gives the same command for what this accepts."""
-    try:
-        text = data.decode("utf-8")
-        obj, end = _JSON_SCAN(text, 0)
-    except (ValueError, RecursionError, StopIteration):
-        return None
-    if end != len(text) or type(obj) is not dict:
-        return None
-    try:
-        # every Java and C++ peer writes these five; a header without one takes the general path
-        code = obj["code"]
-        flag = obj["flag"]
-        opaque = obj["opaque"]
-        version = obj["version"]
-        language = obj["language"]
-    except KeyError:
-        return None
-    remark = obj.get("remark")
-    ext = obj.get("extFields")
-    if not (type(code) is int and type(flag) is int and type(opaque) is int and type(version) is int
-            and _I32_MIN <= code <= _I32_MAX and _I32_MIN <= flag <= _I32_MAX
-            and _I32_MIN <= opaque <= _I32_MAX and _I32_MIN <= version <= _I32_MAX
-            and type(language) is str and (remark is None or type(remark) is str)):
-        return None
-    if ext is None:
-        ext = {}
-    elif type(ext) is not dict:
-        return None
-    else:
-        for v in ext.values():
-            if type(v) is not str:
-                return None
-    # trusted_command, inline
-    cmd: RemotingCommand = _new(RemotingCommand)
-    _set_code(cmd, code)
-    _set_language(cmd, _LANGUAGES.get(language, language))
-    _set_version(cmd, version)
-    _set_opaque(cmd, opaque)
-    _set_flag(cmd, flag)
-    _set_remark(cmd, remark)
-    _set_ext(cmd, ext)
-    set_body(cmd, None)
-    _set_serialize(cmd, _JSON)
-    _set_wire_ext(cmd, None)
-    return cmd
+set_body = RemotingCommand.__dict__["body"].__set__
 
 
 def decode_frame_header(kind: int, data: bytes) -> RemotingCommand:
