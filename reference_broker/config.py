@@ -20,6 +20,8 @@ import socket
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from wire.bodies.properties import PropertiesLineError, encode_properties, iter_properties
+
 from .defaults import BROKER_DEFAULTS, NAMESRV_DEFAULTS
 
 __all__ = [
@@ -59,106 +61,16 @@ class ConfigError(ValueError):
 
 def parse_properties(text: str, source: str = "<string>") -> list[tuple[str, str, int]]:
     """Parse ``java.util.Properties`` text into ``(key, value, line number)`` triples."""
-    out: list[tuple[str, str, int]] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        start = i + 1
-        line = lines[i].lstrip(" \t\f")
-        i += 1
-        if not line or line[0] in "#!":
-            continue
-        # join continuation lines: an odd number of trailing backslashes continues the line
-        while _continues(line) and i < len(lines):
-            line = line[:-1] + lines[i].lstrip(" \t\f")
-            i += 1
-        if _continues(line):
-            line = line[:-1]
-        key, value = _split(line)
-        try:
-            out.append((_unescape(key), _unescape(value), start))
-        except ValueError as exc:
-            raise ConfigError(f"{source}:{start}: {exc}") from None
-    return out
-
-
-def _continues(line: str) -> bool:
-    n = len(line) - len(line.rstrip("\\"))
-    return n % 2 == 1
-
-
-def _split(line: str) -> tuple[str, str]:
-    # the key ends at the first unescaped '=', ':' or white space; one '=' or ':' may follow
-    # after optional white space, and white space before the value is dropped (Properties.load)
-    i, n = 0, len(line)
-    while i < n:
-        c = line[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c in "=: \t\f":
-            break
-        i += 1
-    j = i
-    while j < n and line[j] in " \t\f":
-        j += 1
-    if j < n and line[j] in "=:":
-        j += 1
-    while j < n and line[j] in " \t\f":
-        j += 1
-    return line[:i], line[j:]
-
-
-def _unescape(s: str) -> str:
-    if "\\" not in s:
-        return s
-    out = []
-    i = 0
-    while i < len(s):
-        c = s[i]
-        if c != "\\":
-            out.append(c)
-            i += 1
-            continue
-        i += 1
-        if i >= len(s):
-            break
-        e = s[i]
-        if e == "u":
-            h = s[i + 1:i + 5]
-            if len(h) != 4 or any(ch not in "0123456789abcdefABCDEF" for ch in h):
-                raise ValueError(f"malformed \\u escape {s[i - 1:i + 5]!r}")
-            out.append(chr(int(h, 16)))
-            i += 5
-            continue
-        out.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(e, e))
-        i += 1
-    return "".join(out)
-
-
-def _escape(s: str, key: bool) -> str:
-    out = []
-    for n, c in enumerate(s):
-        if c == "\\":
-            out.append("\\\\")
-        elif c == "\n":
-            out.append("\\n")
-        elif c == "\r":
-            out.append("\\r")
-        elif c == "\t":
-            out.append("\\t")
-        elif c == " " and (key or n == 0):
-            out.append("\\ ")
-        elif key and c in "=:#!":
-            out.append("\\" + c)
-        else:
-            out.append(c)
-    return "".join(out)
+    try:
+        return list(iter_properties(text))
+    except PropertiesLineError as exc:
+        raise ConfigError(f"{source}:{exc.line}: {exc.problem.removeprefix('properties: ')}") from None
 
 
 def format_properties(values: Mapping[str, str]) -> str:
-    """``key=value`` lines, as ``MixAll.properties2String`` writes them (one per line)."""
-    return "".join(f"{_escape(k, True)}={_escape(v, False)}\n" for k, v in values.items())
+    """``key=value`` lines (``MixAll.properties2String``), escaped where a key or value would not
+    read back the same otherwise."""
+    return encode_properties(values, escape=True).decode("utf-8")
 
 
 def write_text_keeping_backup(path: Path, text: str) -> None:

@@ -18,13 +18,14 @@ non-ASCII value sent as UTF-8 comes out garbled in Java; we read the body as the
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Self
 
 from ..errors import DecodeError, EncodeError
 
-__all__ = ["PropertiesBody", "decode_properties", "encode_properties"]
+__all__ = ["PropertiesBody", "PropertiesLineError", "decode_properties", "encode_properties",
+           "iter_properties"]
 
 _BLANK = " \t\f"
 _SIMPLE_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
@@ -42,9 +43,10 @@ def _natural_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
-    """(character offset, logical line) pairs, comments and blank lines left out (LineReader)."""
-    out: list[tuple[int, str]] = []
+def _logical_lines(text: str) -> list[tuple[int, int, str]]:
+    """(character offset, line number from 1, logical line) triples, comments and blank lines
+    left out (LineReader)."""
+    out: list[tuple[int, int, str]] = []
     lines = _natural_lines(text)
     i = 0
     while i < len(lines):
@@ -60,7 +62,8 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
             i += 1
         if _continues(parts[-1]):  # a continuation at the very end of the text is dropped
             parts[-1] = parts[-1][:-1]
-        out.append((start + len(lines[i - len(parts)][1]) - len(line), "".join(parts)))
+        first = i - len(parts)
+        out.append((start + len(lines[first][1]) - len(line), first + 1, "".join(parts)))
     return out
 
 
@@ -130,11 +133,29 @@ def decode_properties(data: bytes | bytearray | memoryview | str) -> dict[str, s
             raise DecodeError(f"properties: invalid UTF-8 at byte {exc.start}", offset=exc.start,
                               field="properties", expected="UTF-8 text",
                               found=raw[exc.start:exc.start + 4].hex()) from None
-    table: dict[str, str] = {}
-    for offset, line in _logical_lines(text):
+    return {key: value for key, value, _line in iter_properties(text)}
+
+
+def iter_properties(text: str) -> Iterator[tuple[str, str, int]]:
+    """The ``(key, value, line number)`` entries of Properties text, in order (repeated keys
+    repeated). A malformed ``\\uXXXX`` escape raises :class:`wire.DecodeError` at its character
+    offset (a :class:`PropertiesLineError`, which names the line)."""
+    for offset, number, line in _logical_lines(text):
         key, value = _split(line)
-        table[_unescape(key, offset)] = _unescape(value, offset + len(line) - len(value))
-    return table
+        try:
+            yield _unescape(key, offset), _unescape(value, offset + len(line) - len(value)), number
+        except DecodeError as err:
+            raise PropertiesLineError(err, number) from None
+
+
+class PropertiesLineError(DecodeError):
+    """A Properties text that does not read, with the number of the line at fault."""
+
+    def __init__(self, err: DecodeError, line: int) -> None:
+        super().__init__(f"line {line}: {err.reason}", offset=err.offset, field=err.field,
+                         expected=err.expected, found=err.found)
+        self.line = line
+        self.problem = err.reason
 
 
 def _escape(s: str, *, key: bool) -> str:
