@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .errors import UsageError
-from .serving import load_server_config, parse_listen, parse_sets
+from .serving import LogFileOpt, SetOpt, load_server_config, parse_listen, parse_sets
 
 if TYPE_CHECKING:
     from .api.broker import BrokerTable
@@ -25,9 +25,8 @@ def start(
         "--namesrv", "-n", help="Name server address(es), ';'-separated; overrides namesrvAddr.")] = None,
     listen: Annotated[str | None, typer.Option(
         help="HOST:PORT to listen on. Default: 0.0.0.0 and the config's listenPort (10911).")] = None,
-    set_: Annotated[list[str] | None, typer.Option(
-        "--set", help="KEY=VALUE overriding the config file; repeatable.")] = None,
-    log_file: Annotated[Path | None, typer.Option(help="Also log to this file.")] = None,
+    set_: SetOpt = None,
+    log_file: LogFileOpt = None,
 ) -> None:
     """Run a reference broker in the foreground until SIGINT/SIGTERM."""
     from reference_broker.config import BrokerConfig

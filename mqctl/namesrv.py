@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .serving import load_server_config, parse_listen, parse_sets
+from .serving import LogFileOpt, SetOpt, load_server_config, parse_listen, parse_sets
 
 if TYPE_CHECKING:
     from .api.topic import Outcome
@@ -22,9 +22,8 @@ def start(
         "--config", "-c", help="namesrv.properties (RocketMQ's own format).")] = None,
     listen: Annotated[str | None, typer.Option(
         help="HOST:PORT to listen on. Default: 0.0.0.0 and the config's listenPort (9876).")] = None,
-    set_: Annotated[list[str] | None, typer.Option(
-        "--set", help="KEY=VALUE overriding the config file; repeatable.")] = None,
-    log_file: Annotated[Path | None, typer.Option(help="Also log to this file.")] = None,
+    set_: SetOpt = None,
+    log_file: LogFileOpt = None,
 ) -> None:
     """Run a reference name server in the foreground until SIGINT/SIGTERM."""
     from reference_broker.config import NamesrvConfig

@@ -4,11 +4,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
+
+import typer
 
 from .errors import UsageError
 
 C = TypeVar("C")
+
+#: the options both ``namesrv start`` and ``broker start`` take
+SetOpt = Annotated[list[str] | None, typer.Option(
+    "--set", help="KEY=VALUE overriding the config file; repeatable.")]
+LogFileOpt = Annotated[Path | None, typer.Option(help="Also log to this file.")]
 
 
 def parse_sets(items: list[str] | None) -> dict[str, str]:
