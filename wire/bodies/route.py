@@ -110,16 +110,9 @@ class TopicQueueMappingInfo(JsonBody):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TopicQueueMappingDetail(JsonBody):
+class TopicQueueMappingDetail(TopicQueueMappingInfo):
     """``TopicQueueMappingDetail`` (5.x): a mapping info plus the hosted logic queues."""
 
-    topic: str | None = prop("topic", STR)
-    scope: str | None = prop("scope", STR, GLOBAL_SCOPE)
-    total_queues: int = prop("totalQueues", INT, 0)
-    bname: str | None = prop("bname", STR)
-    epoch: int = prop("epoch", LONG, 0)
-    dirty: bool = prop("dirty", BOOL, False)
-    curr_id_map: Mapping[int, int] = prop("currIdMap", Map(INT_KEY, INT), factory=dict)
     hosted_queues: Mapping[int, tuple[LogicQueueMappingItem, ...]] = prop(
         "hostedQueues", Map(INT_KEY, Seq(Obj(LogicQueueMappingItem))), factory=dict)
 
