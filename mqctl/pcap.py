@@ -17,6 +17,7 @@ not decode, a cut frame); 2 for bad arguments.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -561,6 +562,13 @@ def record(
         raise UsageError("--duration must be positive")
     if count is not None and count <= 0:
         raise UsageError("--count must be positive")
+    parent = write.parent if str(write.parent) else Path(".")
+    if write.is_dir():
+        raise UsageError(f"--write {write}: is a directory")
+    if not parent.is_dir():
+        raise UsageError(f"--write {write}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (write.exists() and not os.access(write, os.W_OK)):
+        raise UsageError(f"--write {write}: not writable")
     from wire.capture import record_live
 
     out.info(f"capturing TCP ports {', '.join(map(str, ports))} on {iface} into {write} "

@@ -80,6 +80,23 @@ def test_filters_fields_and_follow(tmp_path: Path, conv: Path) -> None:
     assert len(run("decode", "--follow", "7", str(conv)).stdout.splitlines()) == 0
 
 
+@pytest.mark.parametrize("term", ["code=abc", "code!=10,bogus", "rocketmq.code=5x", "rocketmq.code_name=NOPE"])
+def test_a_code_filter_names_real_codes(conv: Path, term: str) -> None:
+    # a typo must not pass as "no rows"
+    res = mqctl("pcap", "decode", "-f", term, str(conv))
+    err = res.stderr.decode()
+    assert res.returncode == 2 and err.count("\n") == 1
+    assert f"error: filter '{term}': " in err and "is neither a code number nor the name of a" in err
+    assert run("decode", "-f", "code=send_message,-5", str(conv)).exit_code == 0
+
+
+@pytest.mark.parametrize("target, problem", [("missing/x.pcap", "does not exist"), (".", "is a directory")])
+def test_record_says_what_is_wrong_with_the_output_file(tmp_path: Path, target: str, problem: str) -> None:
+    res = mqctl("pcap", "record", "-w", str(tmp_path / target), "--port", "1", "--duration", "1")
+    err = res.stderr.decode()
+    assert res.returncode == 2 and err.startswith("error: --write ") and problem in err and "Traceback" not in err
+
+
 def test_lone_surrogates_are_written_as_json_escapes(tmp_path: Path) -> None:
     """A JSON header may escape half of a surrogate pair; UTF-8 cannot carry it, so the output has the
     JSON escape again (and reads back as the same text) instead of failing."""

@@ -590,7 +590,17 @@ def parse_filter(text: str) -> Filter:
     name = name.strip()
     if not name or not value.strip():
         raise ValueError(f"filter {text!r}: expected NAME=VALUE, NAME!=VALUE or NAME~TEXT")
-    return Filter(text, resolve_name(name), op, tuple(v.strip() for v in value.split(",") if v.strip()))
+    names = resolve_name(name)
+    values = tuple(v.strip() for v in value.split(",") if v.strip())
+    if op != "~" and set(names) & {"rocketmq.code", "rocketmq.code_name"}:
+        from ..codes import RequestCode, ResponseCode
+
+        known = RequestCode.__members__.keys() | ResponseCode.__members__.keys()
+        for v in values:
+            if not v.lstrip("-").isdigit() and v.upper() not in known:
+                raise ValueError(f"filter {text!r}: {v!r} is neither a code number nor the name of a "
+                                 "request or response code")
+    return Filter(text, names, op, values)
 
 
 def resolve_name(name: str) -> tuple[str, ...]:
