@@ -121,13 +121,18 @@ class RocketMQ(Packet):
         total, word = _PREFIX.unpack_from(data)
         if total < 4 or total > MAX_TOTAL_LENGTH or (word & 0xFFFFFF) > total - 4 or word >> 24 > 1:
             return conf.raw_layer(data)
-        need = 4 + total
-        if len(data) < need:
-            metadata["tcp_min_len"] = need
-            return None
-        if len(data) == need:
-            return cls(data)
-        return cls(data[:need]) / conf.padding_layer(data[need:])
+        return _whole(cls, data, 4 + total, metadata)
+
+
+def _whole(cls: type[Packet], data: bytes, need: int, metadata: dict[str, Any]) -> Packet | None:
+    """For ``tcp_reassemble``: the packet of the first ``need`` bytes with the rest as padding, or
+    None (and how many bytes to wait for) while fewer are in."""
+    if len(data) < need:
+        metadata["tcp_min_len"] = need
+        return None
+    if len(data) == need:
+        return cls(data)
+    return cls(data[:need]) / conf.padding_layer(data[need:])
 
 
 class RocketMQHAReport(Packet):
@@ -150,11 +155,7 @@ class RocketMQHAReport(Packet):
 
     @classmethod
     def tcp_reassemble(cls, data: bytes, metadata: dict[str, Any], session: Any) -> Packet | None:
-        if len(data) < 8:
-            return None
-        if len(data) == 8:
-            return cls(data)
-        return cls(data[:8]) / conf.padding_layer(data[8:])
+        return _whole(cls, data, 8, metadata)
 
 
 class RocketMQHATransfer(Packet):
@@ -192,13 +193,7 @@ class RocketMQHATransfer(Packet):
         size = struct.unpack_from(">i", data, 8)[0]
         if size < 0:
             return conf.raw_layer(data)
-        need = 12 + size
-        if len(data) < need:
-            metadata["tcp_min_len"] = need
-            return None
-        if len(data) == need:
-            return cls(data)
-        return cls(data[:need]) / conf.padding_layer(data[need:])
+        return _whole(cls, data, 12 + size, metadata)
 
 
 for _port in REMOTING_PORTS:
