@@ -1,9 +1,9 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """wire.bodies: typed RocketMQ bodies against PROTOCOL.md literals, the real captures and properties.
 
-* ``vectors/bodies/protocol_literals.json``: the literal bodies of PROTOCOL.md §4 and §8.6 decode to
+* ``fixtures/vectors/bodies/protocol_literals.json``: the literal bodies of PROTOCOL.md §4 and §8.6 decode to
   the listed values and encode back to the identical text in their form.
-* ``vectors/bodies/register_broker_inflated.hex``: hand-annotated compressed REGISTER_BROKER layouts.
+* ``fixtures/vectors/bodies/register_broker_inflated.hex``: hand-annotated compressed REGISTER_BROKER layouts.
 * Every body in every capture under ../shared/captures whose request code has a registered class
   decodes; Java-written bodies re-encode to the identical text; values are checked against the
   MANIFESTs and the mqadmin ``.txt`` outputs beside the captures.
@@ -38,7 +38,7 @@ from wire.bodies import _base
 from wire.bodies.common import MessageQueueKey
 from wire.bodies.ha import LONG_MAX
 
-VECTORS = Path(__file__).parent / "vectors" / "bodies"
+VECTORS = Path(__file__).resolve().parents[2] / "fixtures" / "vectors" / "bodies"
 LITERALS = json.loads((VECTORS / "protocol_literals.json").read_text())["cases"]
 
 

@@ -1,7 +1,7 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """HA frames, stream decoders, protocol detection, epoch file and HA rules.
 
-Vectors live in tests/wire/vectors/ha/ (one JSON file per case, bytes annotated field by field);
+Vectors live in fixtures/vectors/ha/ (one JSON file per case, bytes annotated field by field);
 the real HA streams come from ../shared/captures.
 """
 
@@ -60,7 +60,7 @@ from wire.ha import (
 )
 from wire.ha import frames as layouts
 
-VECTORS = Path(__file__).parent / "vectors" / "ha"
+VECTORS = Path(__file__).resolve().parents[2] / "fixtures" / "vectors" / "ha"
 S2M, M2S = HADirection.SLAVE_TO_MASTER, HADirection.MASTER_TO_SLAVE
 AUTOSWITCH = [p for p in HAProtocol if p.is_autoswitch]
 ALL_PAIRS = [(p, d) for p in HAProtocol for d in HADirection]

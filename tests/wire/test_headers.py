@@ -40,7 +40,7 @@ from wire.headers import (
     header_fields,
 )
 
-VECTORS = Path(__file__).parent / "vectors" / "headers"
+VECTORS = Path(__file__).resolve().parents[2] / "fixtures" / "vectors" / "headers"
 LITERALS = json.loads((VECTORS / "literals.json").read_text())
 CAPTURE_CASES = json.loads((VECTORS / "captures.json").read_text())["cases"]
 

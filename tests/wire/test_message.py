@@ -1,7 +1,7 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """wire.message: properties, sysFlag/compression, stored records, message ids, batch bodies.
 
-Vectors live in ``vectors/messages``; the capture tests read ``../shared/captures`` through
+Vectors live in ``fixtures/vectors/messages``; the capture tests read ``../shared/captures`` through
 ``shared_path`` and check what the MANIFESTs and the saved mqadmin output say.
 """
 
@@ -67,7 +67,7 @@ from wire.message import (
     transaction_type,
 )
 
-VECTORS = Path(__file__).parent / "vectors" / "messages"
+VECTORS = Path(__file__).resolve().parents[2] / "fixtures" / "vectors" / "messages"
 REMOTING_PORTS = {9876, 10909, 10911, 10919, 10921}
 
 
