@@ -15,7 +15,6 @@ keys the reference servers act on.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 from wire.bodies.properties import PropertiesLineError, encode_properties, iter_properties
 
 from .defaults import BROKER_DEFAULTS, NAMESRV_DEFAULTS
+from .files import string_to_file
 
 __all__ = [
     "BrokerConfig",
@@ -71,20 +71,6 @@ def format_properties(values: Mapping[str, str]) -> str:
     """``key=value`` lines (``MixAll.properties2String``), escaped where a key or value would not
     read back the same otherwise."""
     return encode_properties(values, escape=True).decode("utf-8")
-
-
-def write_text_keeping_backup(path: Path, text: str) -> None:
-    """``MixAll.string2File``: write ``<path>.tmp``, keep the current file as ``<path>.bak``, then
-    move the new text into place (the rename is atomic; a crash leaves the old file or the new)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", errors="replace") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    if path.exists():
-        shutil.copyfile(path, path.with_name(path.name + ".bak"))
-    os.replace(tmp, path)
 
 
 def load_properties(path: str | Path) -> list[tuple[str, str, int]]:
@@ -215,7 +201,7 @@ class BrokerConfig(_Config):
         Raises OSError when the file cannot be written."""
         if not self.store_path:
             return
-        write_text_keeping_backup(Path(self.store_path), format_properties(self.values))
+        string_to_file(format_properties(self.values), Path(self.store_path))
 
     def _fill_computed(self) -> None:
         v = self.values

@@ -16,7 +16,6 @@ as fastjson's ``MapSerializer`` does). Java reads any layout, ours or its own.
 from __future__ import annotations
 
 import logging
-import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,6 +23,8 @@ from typing import Any
 
 from wire import fastjson
 from wire.errors import WireError
+
+from ..files import string_to_file
 
 __all__ = ["ConfigFile", "pretty_json"]
 
@@ -120,13 +121,7 @@ class ConfigFile(ABC):
             log.error("persist %s: %s", self.path, exc)
             text = self.encode()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_text(text, encoding="utf-8")
-            previous = _read(self.path)
-            if previous is not None:
-                self.path.with_name(self.path.name + ".bak").write_text(previous, encoding="utf-8")
-            os.replace(tmp, self.path)
+            string_to_file(text, self.path)
         except OSError as exc:
             log.error("persist file %s failed: %s", self.path, exc)
 

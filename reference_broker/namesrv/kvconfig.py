@@ -15,13 +15,13 @@ the server from starting (Java's start-up fails on it too).
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from wire import DecodeError, fastjson
 from wire.bodies import KVTable
 
+from ..files import string_to_file
 from .hashorder import JavaHashMap
 
 __all__ = ["NAMESPACE_ORDER_TOPIC_CONFIG", "KVConfigError", "KVConfigManager"]
@@ -110,21 +110,6 @@ class KVConfigManager:
         if self.path is None:
             return
         try:
-            _string_to_file(self.to_json(), self.path)
+            string_to_file(self.to_json(), self.path)
         except OSError as exc:
             log.error("cannot persist the KV config to %s: %s", self.path, exc)
-
-
-def _string_to_file(text: str, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    bak = path.with_name(path.name + ".bak")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # FileWriter writes "?" for what UTF-8 cannot hold (a lone surrogate from a JSON header escape)
-    tmp.write_text(text, encoding="utf-8", errors="replace")
-    try:
-        previous = path.read_bytes()
-    except FileNotFoundError:
-        previous = None
-    if previous is not None:
-        bak.write_bytes(previous)
-    os.replace(tmp, path)

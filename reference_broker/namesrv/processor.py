@@ -34,7 +34,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
-from reference_broker.config import ConfigError, NamesrvConfig, format_properties, write_text_keeping_backup
+from reference_broker.config import ConfigError, NamesrvConfig, format_properties
+from reference_broker.files import string_to_file
 from wire import DecodeError, MQVersion, RemotingCommand, RequestCode, ResponseCode, SerializeType
 from wire.bodies import (
     DataVersion,
@@ -128,7 +129,7 @@ class NamesrvContext:
             return
         path = Path(self.config_store_path)
         try:
-            write_text_keeping_backup(path, format_properties(self.config.values))
+            string_to_file(format_properties(self.config.values), path)
         except OSError as exc:
             log.error("cannot persist the configuration to %s: %s", path, exc)
 
