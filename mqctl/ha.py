@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import tzinfo
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -16,14 +17,19 @@ if TYPE_CHECKING:
     from .output import Output
 
 app = typer.Typer(no_args_is_help=True)
+T = TypeVar("T")
 
 SLAVE_COLUMNS = ["#SlaveAddr", "#SlaveAckOffset", "#Diff", "#TransferSpeed(KB/s)", "#Status",
                  "#TransferFromWhere"]
 
 
-def _opt(value: object) -> str:
-    """A figure a 4.x broker does not give: ``-``."""
-    return "-" if value is None else str(value)
+def _opt(value: T | None, show: Callable[[T], str] = str) -> str:
+    """A figure as ``show`` writes it, or ``-`` where a 4.x broker does not give it."""
+    return "-" if value is None else show(value)
+
+
+def _kb_s(value: float) -> str:
+    return java_fixed(value, 2)
 
 
 def _source_line(s: HAStatus) -> list[tuple[str, str]]:
@@ -42,7 +48,7 @@ def master_lines(s: HAStatus) -> list[tuple[str, str]]:
 def slave_rows(s: HAStatus) -> list[list[str]]:
     """mqadmin haStatus, master part: one row per slave connection."""
     return [[c.addr, str(c.ack_offset), str(c.diff),
-             "-" if c.transfer_kb_s is None else java_fixed(c.transfer_kb_s, 2),
+             _opt(c.transfer_kb_s, _kb_s),
              "OK" if c.in_sync else "Fall Behind", _opt(c.transfer_from_where)] for c in s.slaves]
 
 
@@ -52,10 +58,9 @@ def client_lines(s: HAStatus, tz: tzinfo | None = None) -> list[tuple[str, str]]
     if c is None:
         return [("#MasterAddr", "")]
     return [("#MasterAddr", c.master_addr), ("#CommitLogMaxOffset", str(c.max_offset)),
-            ("#TransferSpeed(KB/s)", "-" if c.transfer_kb_s is None else java_fixed(c.transfer_kb_s, 2)),
-            ("#LastReadTime", "-" if c.last_read_timestamp is None else human_ms(c.last_read_timestamp, tz)),
-            ("#LastWriteTime",
-             "-" if c.last_write_timestamp is None else human_ms(c.last_write_timestamp, tz)),
+            ("#TransferSpeed(KB/s)", _opt(c.transfer_kb_s, _kb_s)),
+            ("#LastReadTime", _opt(c.last_read_timestamp, lambda ms: human_ms(ms, tz))),
+            ("#LastWriteTime", _opt(c.last_write_timestamp, lambda ms: human_ms(ms, tz))),
             ("#MasterFlushOffset", _opt(c.master_flush_offset)), *_source_line(s)]
 
 
