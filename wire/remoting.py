@@ -290,7 +290,7 @@ def _build(code: int, language: LanguageCode | int | str, version: int, opaque: 
 
 
 def trusted_command(code: int, language: LanguageCode | int | str, version: int, opaque: int, flag: int,
-             remark: str | None, ext: dict[str, str], st: SerializeType) -> RemotingCommand:
+                    remark: str | None, ext: dict[str, str], st: SerializeType) -> RemotingCommand:
     """A decoded header, without a body yet."""
     return _build(code, language, version, opaque, flag, remark, ext, None, st)
 
@@ -445,8 +445,8 @@ def decode_binary_header_construct(data: bytes) -> RemotingCommand:
         raise DecodeError(f"ROCKETMQ header: {exc}", offset=None, field=str(path) or "header") from None
     entries = tuple((e.key, e.value) for e in c.ext_fields)
     ext = dict(entries)
-    cmd = trusted_command(c.code, language_code(c.language), c.version, c.opaque, c.flag, c.remark or None,
-                   ext, SerializeType.ROCKETMQ)
+    cmd = trusted_command(c.code, language_code(c.language), c.version, c.opaque, c.flag,
+                          c.remark or None, ext, SerializeType.ROCKETMQ)
     if len(entries) != len(ext):
         object.__setattr__(cmd, "wire_ext", entries)
     return cmd
