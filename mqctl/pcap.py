@@ -562,7 +562,7 @@ def record(
         raise UsageError("--duration must be positive")
     if count is not None and count <= 0:
         raise UsageError("--count must be positive")
-    parent = write.parent if str(write.parent) else Path(".")
+    parent = write.parent
     if write.is_dir():
         raise UsageError(f"--write {write}: is a directory")
     if not parent.is_dir():
