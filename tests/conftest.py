@@ -17,6 +17,9 @@ SHARED = Path(os.environ.get("MQCTL_SHARED", ROOT.parent / "shared"))
 CAPTURES = SHARED / "captures"
 FIXTURES = ROOT / "fixtures"
 
+# the real Java servers' harness (fixtures javakit, java_servers, java_servers_module)
+pytest_plugins = ["tests.javakit"]
+
 
 def shared_path(*parts: str) -> Path:
     """A path under ../shared, or skip the calling test with a clear reason."""
