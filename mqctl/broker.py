@@ -12,7 +12,7 @@ from .errors import UsageError
 from .serving import LogFileOpt, SetOpt, load_server_config, parse_listen, parse_sets
 
 if TYPE_CHECKING:
-    from .api.broker import BrokerTable
+    from wire.admin.broker import BrokerTable
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -95,7 +95,8 @@ def _render_tables(ctx: typer.Context, tables: tuple[BrokerTable, ...], key_head
 def status(ctx: typer.Context, broker: BrokerOpt = None, cluster: ClusterOpt = None,
            watch_s: WatchOpt = None) -> None:
     """A broker's runtime figures (GET_BROKER_RUNTIME_INFO; mqadmin brokerStatus)."""
-    from .api import broker as api
+    from wire.admin import broker as api
+
     from .runner import watch
 
     _need_one(broker, cluster)
@@ -115,7 +116,8 @@ def config_get(
     cluster: ClusterOpt = None,
 ) -> None:
     """A broker's configuration (GET_BROKER_CONFIG; mqadmin getBrokerConfig)."""
-    from .api import broker as api
+    from wire.admin import broker as api
+
     from .runner import run
 
     _need_one(broker, cluster)
@@ -132,7 +134,8 @@ def config_set(
         "--cluster", "-c", help="Every master of this cluster.")] = None,
 ) -> None:
     """Change a broker's configuration at run time (UPDATE_BROKER_CONFIG; mqadmin updateBrokerConfig)."""
-    from .api import broker as api
+    from wire.admin import broker as api
+
     from .runner import check_outcomes, print_outcomes, run, settings
 
     _need_one(broker, cluster)

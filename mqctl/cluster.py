@@ -12,8 +12,9 @@ from .fmt import dash, java_fixed
 from .runner import settings, watch
 
 if TYPE_CHECKING:
-    from .api.cluster import BrokerRow, ClusterList
-    from .api.local import LocalCluster
+    from wire.admin.cluster import BrokerRow, ClusterList
+
+    from .local import LocalCluster
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -83,7 +84,7 @@ def list_(
     watch_s: WatchOpt = None,
 ) -> None:
     """Every broker with its version, load, disk use and (5.x) activation (mqadmin clusterList)."""
-    from .api import cluster as api
+    from wire.admin import cluster as api
 
     out = settings(ctx).output
 
@@ -133,7 +134,7 @@ def up(
     wait: Annotated[float, typer.Option(help="Seconds to wait for each process to answer.")] = 20.0,
 ) -> None:
     """Start a local reference cluster in the background and wait until it answers."""
-    from .api import local
+    from . import local
 
     result = local.cluster_up(local.cluster_dir(dir_), layout=layout, host=host,
                               namesrv_port=namesrv_port, broker_port=broker_port,
@@ -152,7 +153,7 @@ def down(
     purge: Annotated[bool, typer.Option(help="Also delete the directory (stores and logs).")] = False,
 ) -> None:
     """Stop the local reference cluster (SIGTERM, then wait for every process to exit)."""
-    from .api import local
+    from . import local
 
     result = local.cluster_down(local.cluster_dir(dir_), wait=wait, purge=purge)
     _show(settings(ctx).output, result, "stopped")
@@ -165,7 +166,7 @@ def status(
     watch_s: WatchOpt = None,
 ) -> None:
     """Show the local reference cluster's processes and whether each one answers."""
-    from .api import local
+    from . import local
     from .errors import CliError
 
     out = settings(ctx).output

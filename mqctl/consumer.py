@@ -12,7 +12,8 @@ from .fmt import dash, human_s, java_fixed
 from .runner import check_outcomes, print_outcomes, run, settings, watch
 
 if TYPE_CHECKING:
-    from .api.consumer import ConnectionInfo, ConsumerProgress, GroupSummary, GroupWriteResult
+    from wire.admin.consumer import ConnectionInfo, ConsumerProgress, GroupSummary, GroupWriteResult
+
     from .output import Output
 
 app = typer.Typer(no_args_is_help=True)
@@ -85,7 +86,8 @@ def progress(
     watch_s: WatchOpt = None,
 ) -> None:
     """Consumer offsets and lag (Diff) per queue, or per group (mqadmin consumerProgress)."""
-    from .api import consumer as api
+    from wire.admin import consumer as api
+
     from .errors import UsageError
 
     out = settings(ctx).output
@@ -117,7 +119,7 @@ def progress(
 @app.command()
 def connection(ctx: typer.Context, group: GroupOpt, broker: BrokerOpt = None) -> None:
     """The clients of a consumer group and what they subscribe to (mqadmin consumerConnection)."""
-    from .api import consumer as api
+    from wire.admin import consumer as api
 
     info = run(ctx, api.consumer_connection, group=group, broker=broker)
     out = settings(ctx).output
@@ -128,7 +130,8 @@ def connection(ctx: typer.Context, group: GroupOpt, broker: BrokerOpt = None) ->
 
 
 def _upsert(ctx: typer.Context, **kw: object) -> None:
-    from .api import consumer as api
+    from wire.admin import consumer as api
+
     from .errors import UsageError
 
     if (kw["broker"] is None) == (kw["cluster"] is None):
@@ -181,7 +184,8 @@ def delete(
     remove_offset: Annotated[bool, typer.Option(help="Also drop the group's consumer offsets.")] = False,
 ) -> None:
     """Delete a subscription group; with -c also its retry and dead-letter topics (mqadmin deleteSubGroup)."""
-    from .api import consumer as api
+    from wire.admin import consumer as api
+
     from .errors import UsageError
 
     if (broker is None) == (cluster is None):

@@ -39,9 +39,8 @@ class ConnectionFailed(CliError):
 def exit_code_of(exc: BaseException) -> int | None:
     """The exit code for an error raised by the admin library or by :mod:`wire`, or ``None``
     for anything else (a bug, reported as an internal error)."""
+    from wire.admin.errors import AdminError, BadRequest
     from wire.errors import WireError
-
-    from .api.errors import AdminError, BadRequest
 
     if isinstance(exc, WireError):
         from wire.aio import RemotingIOError

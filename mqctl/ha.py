@@ -13,7 +13,8 @@ from .fmt import human_ms, java_fixed
 from .runner import settings, watch
 
 if TYPE_CHECKING:
-    from .api.ha import HAStatus
+    from wire.admin.ha import HAStatus
+
     from .output import Output
 
 app = typer.Typer(no_args_is_help=True)
@@ -33,7 +34,7 @@ def _kb_s(value: float) -> str:
 
 
 def _source_line(s: HAStatus) -> list[tuple[str, str]]:
-    from .api.ha import SOURCE_HA
+    from wire.admin.ha import SOURCE_HA
 
     return [] if s.source == SOURCE_HA else [("#Source", f"{s.source} (4.x broker: offsets compared)")]
 
@@ -96,7 +97,8 @@ def status(
 ) -> None:
     """Replication status of a broker or a cluster (GET_BROKER_HA_STATUS, 5.x; mqadmin haStatus).
     A 4.x broker's status is put together from its broker name's runtime info."""
-    from .api import ha as api
+    from wire.admin import ha as api
+
     from .errors import CliError, UsageError
 
     if (broker is None) == (cluster is None):

@@ -14,7 +14,8 @@ from .fmt import human_ms, human_s
 from .runner import run, settings
 
 if TYPE_CHECKING:
-    from .api.message import ConsumeResult, MessageView, SendResult
+    from wire.admin.message import ConsumeResult, MessageView, SendResult
+
     from .output import Output
 
 app = typer.Typer(no_args_is_help=True)
@@ -95,7 +96,7 @@ def _details(out: Output, msgs: tuple[MessageView, ...], hex_: bool) -> None:
 def _as_data(msgs: tuple[MessageView, ...] | ConsumeResult, hex_: bool) -> object:
     from dataclasses import replace
 
-    from .api.message import ConsumeResult
+    from wire.admin.message import ConsumeResult
 
     def one(m: MessageView) -> MessageView:
         # with --hex the text form is left out, so that JSON carries the bytes only
@@ -132,7 +133,8 @@ def send(
         "--property", help="KEY=VALUE user property; repeatable.")] = None,
 ) -> None:
     """Send one message (SEND_MESSAGE_V2; mqadmin sendMessage)."""
-    from .api import message as api
+    from wire.admin import message as api
+
     from .errors import UsageError
 
     if (body is None) == (file is None):
@@ -172,7 +174,8 @@ def query(
 ) -> None:
     """Look a message up by offset id, key, unique key or queue offset (mqadmin queryMsgById,
     queryMsgByKey, queryMsgByUniqueKey, queryMsgByOffset)."""
-    from .api import message as api
+    from wire.admin import message as api
+
     from .errors import UsageError
 
     given = [n for n, v in (("--id", msg_id), ("--key", key), ("--unique-key", unique_key),
@@ -218,7 +221,7 @@ def consume(
     hex_: Annotated[bool, typer.Option("--hex", help="Bodies in hex.")] = False,
 ) -> None:
     """Print messages of a topic from given offsets with a pull loop (mqadmin printMsg/consumeMessage)."""
-    from .api import message as api
+    from wire.admin import message as api
 
     result = run(ctx, api.message_consume, topic=topic, broker=broker, queue=queue, offset=offset,
                  count=count, group=group)

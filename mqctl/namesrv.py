@@ -11,7 +11,7 @@ import typer
 from .serving import LogFileOpt, SetOpt, load_server_config, parse_listen, parse_sets
 
 if TYPE_CHECKING:
-    from .api.topic import Outcome
+    from wire.admin.topic import Outcome
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -82,7 +82,8 @@ def config_get(
     keys: Annotated[list[str] | None, typer.Argument(help="Only these keys.")] = None,
 ) -> None:
     """Every listed name server's configuration (GET_NAMESRV_CONFIG; mqadmin getNamesrvConfig)."""
-    from .api import namesrv as api
+    from wire.admin import namesrv as api
+
     from .runner import run, settings
 
     configs = run(ctx, api.namesrv_config_get, keys=tuple(keys or ()))
@@ -112,7 +113,8 @@ def config_set(
 ) -> None:
     """Change the name servers' configuration at run time (UPDATE_NAMESRV_CONFIG; mqadmin
     updateNamesrvConfig)."""
-    from .api import namesrv as api
+    from wire.admin import namesrv as api
+
     from .runner import run
 
     outcomes = run(ctx, api.namesrv_config_set, values=parse_sets(pairs))
@@ -122,7 +124,8 @@ def config_set(
 @kv_app.command("get")
 def kv_get(ctx: typer.Context, namespace: NamespaceArg, key: KeyArg) -> None:
     """One KV entry (GET_KV_CONFIG)."""
-    from .api import namesrv as api
+    from wire.admin import namesrv as api
+
     from .runner import run, settings
 
     value = run(ctx, api.kv_get, namespace=namespace, key=key)
@@ -136,7 +139,8 @@ def kv_get(ctx: typer.Context, namespace: NamespaceArg, key: KeyArg) -> None:
 @kv_app.command("list")
 def kv_list(ctx: typer.Context, namespace: NamespaceArg) -> None:
     """Every KV entry of a namespace (GET_KVLIST_BY_NAMESPACE)."""
-    from .api import namesrv as api
+    from wire.admin import namesrv as api
+
     from .runner import run, settings
 
     table = run(ctx, api.kv_list, namespace=namespace)
@@ -147,7 +151,8 @@ def kv_list(ctx: typer.Context, namespace: NamespaceArg) -> None:
 def kv_put(ctx: typer.Context, namespace: NamespaceArg, key: KeyArg,
            value: Annotated[str, typer.Argument(help="Value.")]) -> None:
     """Create or update a KV entry on every name server (PUT_KV_CONFIG; mqadmin updateKvConfig)."""
-    from .api import namesrv as api
+    from wire.admin import namesrv as api
+
     from .runner import run
 
     outcomes = run(ctx, api.kv_put, namespace=namespace, key=key, value=value)
@@ -157,7 +162,8 @@ def kv_put(ctx: typer.Context, namespace: NamespaceArg, key: KeyArg,
 @kv_app.command("delete")
 def kv_delete(ctx: typer.Context, namespace: NamespaceArg, key: KeyArg) -> None:
     """Delete a KV entry from every name server (DELETE_KV_CONFIG; mqadmin deleteKvConfig)."""
-    from .api import namesrv as api
+    from wire.admin import namesrv as api
+
     from .runner import run
 
     outcomes = run(ctx, api.kv_delete, namespace=namespace, key=key)
@@ -171,7 +177,8 @@ BrokerNameArg = Annotated[str, typer.Argument(help="Broker name, e.g. broker-a."
 def write_perm_wipe(ctx: typer.Context, broker_name: BrokerNameArg) -> None:
     """Stop producers writing to a broker: every name server drops its write perm
     (WIPE_WRITE_PERM_OF_BROKER; mqadmin wipeWritePerm)."""
-    from .api import namesrv as api
+    from wire.admin import namesrv as api
+
     from .runner import run
 
     outcomes = run(ctx, api.write_perm, action="wipe", broker_name=broker_name)
@@ -183,7 +190,8 @@ def write_perm_wipe(ctx: typer.Context, broker_name: BrokerNameArg) -> None:
 def write_perm_add(ctx: typer.Context, broker_name: BrokerNameArg) -> None:
     """Give a broker its write perm back on every name server (ADD_WRITE_PERM_OF_BROKER; mqadmin
     addWritePerm)."""
-    from .api import namesrv as api
+    from wire.admin import namesrv as api
+
     from .runner import run
 
     outcomes = run(ctx, api.write_perm, action="add", broker_name=broker_name)

@@ -20,7 +20,7 @@ def connection(
                                        "(its broker is the one asked).")],
 ) -> None:
     """The clients of a producer group (GET_PRODUCER_CONNECTION_LIST; mqadmin producerConnection)."""
-    from .api import consumer as api
+    from wire.admin import consumer as api
 
     info = run(ctx, api.producer_connection, group=group, topic=topic)
     out = settings(ctx).output

@@ -1,7 +1,7 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """Running one library operation for a command, once or under ``--watch``.
 
-A command hands :func:`run` an ``async def op(client, **kwargs)`` from :mod:`mqctl.api`; the
+A command hands :func:`run` an ``async def op(client, **kwargs)`` from :mod:`wire.admin`; the
 admin client is built from the global options on ``ctx.obj`` and closed afterwards. Errors are
 not caught here: they travel to the boundary in :mod:`mqctl.app`, which prints one line and picks
 the exit code.
@@ -42,7 +42,7 @@ def settings(ctx: typer.Context) -> Settings:
 
 
 def _client(s: Settings) -> Any:
-    from .api.client import AdminClient
+    from wire.admin.client import AdminClient
 
     trace = s.output.info if s.verbose else None
     return AdminClient(s.namesrv, timeout=s.timeout, serialize=s.serialize, trace=trace)
@@ -71,9 +71,8 @@ def watch(ctx: typer.Context, seconds: float | None, op: Callable[..., Awaitable
         raise UsageError("--watch needs at least 0.1 seconds")
     s = settings(ctx)
     out = s.output
+    from wire.admin.errors import AdminError
     from wire.errors import WireError
-
-    from .api.errors import AdminError
 
     async def loop() -> None:
         async with _client(s) as client:
@@ -99,7 +98,7 @@ def watch(ctx: typer.Context, seconds: float | None, op: Callable[..., Awaitable
 
 def print_outcomes(out: Any, outcomes: Iterable[Any], ok: Callable[[Any], str],
                    failed: Callable[[Any], str], *, warn: bool = False) -> None:
-    """One line per outcome (:class:`mqctl.api.topic.Outcome`), as mqadmin prints them: ``ok(o)``
+    """One line per outcome (:class:`wire.admin.topic.Outcome`), as mqadmin prints them: ``ok(o)``
     on stdout, or ``failed(o)`` as an error (a warning with ``warn``) on stderr."""
     for o in outcomes:
         if o.ok:
@@ -111,7 +110,7 @@ def print_outcomes(out: Any, outcomes: Iterable[Any], ok: Callable[[Any], str],
 
 
 def check_outcomes(outcomes: Iterable[Any], what: str) -> None:
-    """Raise the CLI error for the failed ones among ``outcomes`` (:class:`mqctl.api.topic.Outcome`):
+    """Raise the CLI error for the failed ones among ``outcomes`` (:class:`wire.admin.topic.Outcome`):
     exit 3 when every failure is a connection failure, else 1."""
     from .errors import EXIT_CONNECTION, EXIT_FAILURE, CliError
 

@@ -12,7 +12,8 @@ from .fmt import dash, human_ms
 from .runner import settings
 
 if TYPE_CHECKING:
-    from .api.store import StoreReport
+    from wire.admin.store import StoreReport
+
     from .output import Output
 
 app = typer.Typer(no_args_is_help=True)
@@ -80,7 +81,8 @@ def inspect(
 ) -> None:
     """CommitLog files, consume queues, offsets, configs, checkpoint and index files of a store,
     with every corrupt record or dangling queue entry and where it is. Exits 1 when there is one."""
-    from .api import store as api
+    from wire.admin import store as api
+
     from .errors import CliError
 
     report = api.inspect_store(directory, commitlog_dir=commitlog, messages=messages, limit=limit)

@@ -12,9 +12,8 @@ from .fmt import human_ms, perm_text
 from .runner import check_outcomes, print_outcomes, run, settings, watch
 
 if TYPE_CHECKING:
+    from wire.admin.topic import TopicConfigView, TopicListing, TopicStatus, TopicWriteResult
     from wire.bodies import TopicRouteData
-
-    from .api.topic import TopicConfigView, TopicListing, TopicStatus, TopicWriteResult
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -82,7 +81,7 @@ def list_(
     watch_s: WatchOpt = None,
 ) -> None:
     """Every topic the name servers know (mqadmin topicList)."""
-    from .api import topic as api
+    from wire.admin import topic as api
 
     out = settings(ctx).output
 
@@ -103,7 +102,7 @@ def list_(
 def route(ctx: typer.Context, topic: TopicArg) -> None:
     """A topic's brokers and queues (mqadmin topicRoute); -o json prints the route as the name
     server sends it, in standard JSON."""
-    from .api import topic as api
+    from wire.admin import topic as api
 
     result = run(ctx, api.topic_route, topic=topic)
     out = settings(ctx).output
@@ -121,7 +120,7 @@ def route(ctx: typer.Context, topic: TopicArg) -> None:
 @app.command()
 def status(ctx: typer.Context, topic: TopicArg, watch_s: WatchOpt = None) -> None:
     """Min and max offset of every queue of a topic (mqadmin topicStatus)."""
-    from .api import topic as api
+    from wire.admin import topic as api
 
     out = settings(ctx).output
 
@@ -133,7 +132,8 @@ def status(ctx: typer.Context, topic: TopicArg, watch_s: WatchOpt = None) -> Non
 
 def _upsert(ctx: typer.Context, topic: str, cluster: str | None, broker: str | None, read_queues: int,
             write_queues: int, perm: str, order: bool, unit: bool, has_unit_sub: bool) -> None:
-    from .api import topic as api
+    from wire.admin import topic as api
+
     from .errors import UsageError
 
     if (cluster is None) == (broker is None):
@@ -187,7 +187,7 @@ def delete(ctx: typer.Context, topic: TopicArg, cluster: Annotated[str | None, t
         "--cluster", "-c", help="Delete from this cluster. Default: the clusters holding the topic.")] = None,
            ) -> None:
     """Delete a topic from the masters, then from every name server (mqadmin deleteTopic)."""
-    from .api import topic as api
+    from wire.admin import topic as api
 
     result = run(ctx, api.topic_delete, topic=topic, cluster=cluster)
     out = settings(ctx).output
@@ -214,7 +214,8 @@ def perm(
         "--broker", "-b", help="This master broker address (host:port).")] = None,
 ) -> None:
     """Change a topic's read/write permission (mqadmin updateTopicPerm)."""
-    from .api import topic as api
+    from wire.admin import topic as api
+
     from .errors import UsageError
 
     if (cluster is None) == (broker is None):
@@ -235,7 +236,7 @@ def perm(
 @app.command()
 def clusters(ctx: typer.Context, topic: TopicArg) -> None:
     """The clusters a topic lives in (mqadmin topicClusterList)."""
-    from .api import topic as api
+    from wire.admin import topic as api
 
     result = run(ctx, api.topic_clusters, topic=topic)
     out = settings(ctx).output

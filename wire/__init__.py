@@ -12,8 +12,9 @@ The public API lives here; callers never import construct objects or submodules'
 | message | properties, stored records, message ids, batches |
 | store | ConsumeQueue, file names, CommitLog scanning, checkpoint and index files |
 | ha | HA frames (4.x and AutoSwitch) and stream decoders |
-| aio | the asyncio connection (the only module doing I/O) |
+| aio | the asyncio connection (the only module that opens sockets) |
 | capture | pcap/pcapng ingest and TCP reassembly |
+| admin | the admin client library: typed requests to name servers and brokers over ``aio`` |
 
 The frame, header and code names are imported eagerly; the names of the other modules are
 loaded on first use, so that ``import wire`` stays cheap for short-lived commands.

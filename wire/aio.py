@@ -1,5 +1,5 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
-"""The asyncio remoting connection shared by clients and servers: the only module of wire/ doing I/O.
+"""The asyncio remoting connection shared by clients and servers: the only module of wire/ that opens sockets.
 
 Theory of operation
 -------------------

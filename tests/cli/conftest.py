@@ -65,12 +65,12 @@ def main(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, st
 
 @pytest.fixture
 def patch_op(monkeypatch: pytest.MonkeyPatch) -> Callable[[str, str, Any], Recorder]:
-    """Replace ``mqctl.api.<module>.<name>`` with a :class:`Recorder` returning ``result``."""
+    """Replace ``wire.admin.<module>.<name>`` with a :class:`Recorder` returning ``result``."""
     import importlib
 
     def patch(module: str, name: str, result: Any) -> Recorder:
         rec = Recorder(result)
-        monkeypatch.setattr(importlib.import_module(f"mqctl.api.{module}"), name, rec)
+        monkeypatch.setattr(importlib.import_module(f"wire.admin.{module}"), name, rec)
         return rec
 
     return patch

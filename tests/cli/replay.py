@@ -2,7 +2,7 @@
 """Replaying captured Java answers to the admin library, without sockets.
 
 :func:`exchanges` pairs the requests and responses of a capture (per TCP connection, by opaque).
-:class:`ReplayClient` is an :class:`~mqctl.api.client.AdminClient` whose :meth:`invoke` answers
+:class:`ReplayClient` is an :class:`~wire.admin.client.AdminClient` whose :meth:`invoke` answers
 each request with the response the official Java server gave to the matching captured request
 (same server address and request code, and the same values for the ext fields that identify
 it, e.g. the topic of a route request), and records what the library sent. A request the capture
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mqctl.api.client import AdminClient
 from tests.pcaputil import streams
 from wire import DecodeError, FrameBuffer, RemotingCommand, decode_frame
+from wire.admin.client import AdminClient
 from wire.aio import ConnectError
 
 #: the ext fields that tell two requests of one code apart

@@ -11,9 +11,10 @@ import json
 
 import pytest
 
-from mqctl.api.client import AdminClient
-from mqctl.api.cluster import BrokerRow, ClusterList, TimerProgress
-from mqctl.api.consumer import (
+from mqctl.local import LocalCluster, LocalProcess
+from wire.admin.client import AdminClient
+from wire.admin.cluster import BrokerRow, ClusterList, TimerProgress
+from wire.admin.consumer import (
     ClientConnection,
     ConnectionInfo,
     ConsumerProgress,
@@ -23,11 +24,10 @@ from mqctl.api.consumer import (
     QueueProgress,
     Subscription,
 )
-from mqctl.api.ha import HAClient, HASlave, HAStatus
-from mqctl.api.local import LocalCluster, LocalProcess
-from mqctl.api.message import ConsumeResult, MessageView, QueueRead, SendResult
-from mqctl.api.namesrv import NamesrvConfig
-from mqctl.api.topic import (
+from wire.admin.ha import HAClient, HASlave, HAStatus
+from wire.admin.message import ConsumeResult, MessageView, QueueRead, SendResult
+from wire.admin.namesrv import NamesrvConfig
+from wire.admin.topic import (
     Outcome,
     QueueStatus,
     TopicConfigView,
@@ -179,7 +179,7 @@ def _local() -> LocalCluster:
 
 
 def test_cluster_up_arguments(invoke, monkeypatch, tmp_path):
-    import mqctl.api.local as local
+    import mqctl.local as local
 
     seen = {}
 
@@ -197,7 +197,7 @@ def test_cluster_up_arguments(invoke, monkeypatch, tmp_path):
 
 
 def test_cluster_down_and_status(invoke, monkeypatch, tmp_path):
-    import mqctl.api.local as local
+    import mqctl.local as local
 
     calls = []
     monkeypatch.setattr(local, "cluster_down", lambda d, **kw: calls.append((d, kw)) or _local())
@@ -215,7 +215,7 @@ def test_cluster_down_and_status(invoke, monkeypatch, tmp_path):
 def test_cluster_status_not_running_exits_1(main, monkeypatch, tmp_path):
     import dataclasses
 
-    import mqctl.api.local as local
+    import mqctl.local as local
 
     async def status(d, **kw):
         return dataclasses.replace(_local(), running=False)
@@ -328,7 +328,7 @@ def test_topic_delete_perm_clusters(invoke, patch_op):
 
 
 def test_broker_status_and_config(invoke, patch_op):
-    from mqctl.api.broker import BrokerTable
+    from wire.admin.broker import BrokerTable
 
     rec = patch_op("broker", "broker_status", (BrokerTable("a:1", None, None, {"a": "1", "b": "2"}),))
     r = invoke("broker", "status", "-b", "a:1")
@@ -546,7 +546,7 @@ def test_ha_status_4x_broker(main, patch_op):
 
 
 def test_server_error_exits_1_with_code_name_and_remark(main, patch_op):
-    from mqctl.api.errors import ServerError
+    from wire.admin.errors import ServerError
 
     patch_op("topic", "topic_route", ServerError(17, "No topic route info in name server for the topic: X\n"
                                                  "See http://rocketmq.apache.org/docs/faq/ for further details.",
@@ -571,7 +571,7 @@ def test_wire_errors_exit_codes(main, patch_op, exc, code):
 
 
 def test_not_found_and_bad_request(main, patch_op):
-    from mqctl.api.errors import BadRequest, NotFound
+    from wire.admin.errors import BadRequest, NotFound
 
     patch_op("consumer", "consumer_progress", NotFound("no consume stats"))
     assert main("consumer", "progress", "-g", "G") == (1, "", "error: no consume stats\n")

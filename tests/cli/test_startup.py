@@ -45,7 +45,7 @@ def test_admin_commands_do_not_load_heavy_modules(args):
     heavy = sorted(n for n in names if n.split(".")[0] in HEAVY)
     assert heavy == []
     # nor the modules of other commands: only the named sub-app is imported
-    assert not names & {"mqctl.pcap", "mqctl.store", "mqctl.api.store", "mqctl.api.local"}
+    assert not names & {"mqctl.pcap", "mqctl.store", "wire.admin.store", "mqctl.local"}
 
 
 def test_json_output_does_not_load_rich():

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mqctl.api.store import inspect_store
 from tests.conftest import shared_path
+from wire.admin.store import inspect_store
 from wire.bodies import (
     ConsumerOffsetSerializeWrapper,
     SubscriptionGroupConfig,

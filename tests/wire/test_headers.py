@@ -162,10 +162,20 @@ def test_not_null_only_where_every_version_has_the_field() -> None:
 
 
 def test_registries() -> None:
-    module_classes = {c for _, c in inspect.getmembers(H, inspect.isclass)
-                      if issubclass(c, CustomHeader) and c.__module__ == H.__name__}
+    # every class defined in the header modules is public in wire.headers and listed here
+    import importlib
+    import pkgutil
+
+    import wire._headers
+
+    modules = [H] + [importlib.import_module(f"wire._headers.{m.name}")
+                     for m in pkgutil.iter_modules(wire._headers.__path__)]
+    module_classes = {c for mod in modules for _, c in inspect.getmembers(mod, inspect.isclass)
+                      if issubclass(c, CustomHeader) and c.__module__ == mod.__name__}
     bases = {CustomHeader, H.RpcRequestHeader, H.TopicRequestHeader, H.TopicQueueRequestHeader}
     assert module_classes - bases == set(ALL_HEADERS)
+    assert all(getattr(H, c.__name__) is c for c in module_classes)
+    assert {c.__name__ for c in module_classes} <= set(H.__all__) <= set(dir(H))
     for table in (REQUEST_HEADERS, RESPONSE_HEADERS, RESPONSE_HEADER_CODES):
         assert all(isinstance(code, RequestCode) for code in table)
     assert set(RESPONSE_HEADER_CODES) <= set(RESPONSE_HEADERS)

@@ -50,3 +50,45 @@ def test_protocol_docs_code_tables_are_current() -> None:
     result = subprocess.run([sys.executable, str(ROOT / "docs" / "protocol" / "_gen_codes_tables.py"), "--check"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _imports(path) -> set[str]:
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module)
+    return out
+
+
+def test_wire_imports_no_layer_above_it() -> None:
+    # DESIGN: dependencies point down only; wire/ (the admin library included) sits at the bottom
+    above = ("mqctl", "reference_broker", "conformance", "analysis", "typer", "rich", "pyspark")
+    offenders = sorted(f"{p.relative_to(ROOT)}: {m}" for p in (ROOT / "wire").rglob("*.py")
+                       for m in _imports(p) if m.split(".")[0] in above)
+    assert offenders == []
+
+
+def test_admin_library_imports_without_the_cli_toolkit() -> None:
+    # the conformance suite and scripts use wire.admin; typer and rich are made unimportable
+    names = sorted(p.stem for p in (ROOT / "wire" / "admin").glob("*.py") if p.stem != "__init__")
+    assert {"client", "cluster", "topic", "message", "store"} <= set(names)
+    code = ("import sys; sys.modules.update(typer=None, rich=None, mqctl=None, reference_broker=None); "
+            + "; ".join(f"import wire.admin.{n}" for n in names)
+            + "; print(sorted(m for m in sys.modules if m.startswith(('typer', 'rich', 'mqctl', 'reference_broker'))"
+            + " and sys.modules[m] is not None))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_header_class_loads_only_its_area() -> None:
+    # wire.headers creates an area's classes on first use (short-lived commands pay for what they send)
+    code = ("import sys; from wire.headers import GetRouteInfoRequestHeader; "
+            "print(sorted(m for m in sys.modules if m.startswith('wire._headers.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert eval(out) == ["wire._headers.namesrv"]

@@ -9,9 +9,9 @@ import socket
 
 import pytest
 
-from mqctl.api.client import AdminClient, gather_map, split_addr
-from mqctl.api.errors import ServerError
 from wire import RemotingCommand, RequestCode, ResponseCode, SerializeType
+from wire.admin.client import AdminClient, gather_map, split_addr
+from wire.admin.errors import ServerError
 from wire.aio import ConnectError, RequestTimeout, start_server
 
 

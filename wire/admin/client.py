@@ -23,18 +23,24 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
-from wire.aio import ConnectError, ConnectionPool, RemotingConnection, RemotingIOError, split_addr
-from wire.codes import LanguageCode, ResponseCode, SerializeType
-from wire.errors import WireError
-from wire.remoting import DEFAULT_VERSION, RemotingCommand
-
+from ..aio import ConnectError, ConnectionPool, RemotingConnection, RemotingIOError, split_addr
+from ..codes import LanguageCode, ResponseCode, SerializeType
+from ..errors import WireError
+from ..remoting import DEFAULT_VERSION, RemotingCommand
 from .errors import AdminError, ServerError
 
-__all__ = ["AdminClient", "gather_map", "split_addr"]
+if TYPE_CHECKING:
+    from ..headers import CustomHeader
+
+__all__ = ["AdminClient", "Ext", "gather_map", "split_addr"]
 
 T = TypeVar("T")
+
+#: a request's ext fields: a typed header of :mod:`wire.headers` (what the library sends), or
+#: plain pairs (for requests no header class describes, or deliberately malformed ones)
+Ext: TypeAlias = "CustomHeader | Mapping[str, Any] | None"
 
 _OK = frozenset({int(ResponseCode.SUCCESS)})
 
@@ -74,13 +80,14 @@ class AdminClient:
 
     # ------------------------------------------------------------------ requests
 
-    def command(self, code: int, ext: Mapping[str, Any] | None = None,
-                body: bytes | None = None) -> RemotingCommand:
+    def command(self, code: int, ext: Ext = None, body: bytes | None = None) -> RemotingCommand:
         """A request in this client's serialize type, language and version."""
+        if ext is not None and not isinstance(ext, Mapping):
+            ext = ext.to_ext()
         return RemotingCommand.request(code, ext, body, language=self.language, version=self.version,
                                        serialize_type=self.serialize_type)
 
-    async def invoke(self, addr: str, code: int, ext: Mapping[str, Any] | None = None,
+    async def invoke(self, addr: str, code: int, ext: Ext = None,
                      body: bytes | None = None, *, timeout: float | None = None) -> RemotingCommand:
         """Send one request to ``addr`` and return the response, whatever its code."""
         cmd = self.command(code, ext, body)
@@ -101,7 +108,7 @@ class AdminClient:
                    + (f" remark {resp.remark!r}" if resp.remark else ""))
         return resp
 
-    async def call(self, addr: str, code: int, ext: Mapping[str, Any] | None = None,
+    async def call(self, addr: str, code: int, ext: Ext = None,
                    body: bytes | None = None, *, ok: Collection[int] = _OK,
                    timeout: float | None = None) -> RemotingCommand:
         """:meth:`invoke`, raising :class:`ServerError` unless the response code is in ``ok``."""
@@ -110,7 +117,7 @@ class AdminClient:
             raise ServerError(resp.code, resp.remark, addr=addr, request_code=code)
         return resp
 
-    async def namesrv(self, code: int, ext: Mapping[str, Any] | None = None,
+    async def namesrv(self, code: int, ext: Ext = None,
                       body: bytes | None = None, *, ok: Collection[int] = _OK) -> RemotingCommand:
         """Send a request to a name server, failing over across the listed addresses."""
         addrs = self.namesrv_addrs
@@ -133,7 +140,7 @@ class AdminClient:
             raise type(last)(f"no name server answered ({', '.join(addrs)}); last error: {last}")
         raise last
 
-    async def each_namesrv(self, code: int, ext: Mapping[str, Any] | None = None,
+    async def each_namesrv(self, code: int, ext: Ext = None,
                            body: bytes | None = None) -> list[tuple[str, RemotingCommand | WireError]]:
         """Send the same request to every listed name server at once (writes that must reach
         all of them, like mqadmin's loops over ``getNameServerAddressList``). Each answer or

@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from wire.bodies import BrokerData, ClusterInfo, KVTable, PropertiesBody, TopicRouteData
-from wire.codes import RequestCode, ResponseCode
-
+from ..bodies import BrokerData, ClusterInfo, KVTable, PropertiesBody, TopicRouteData
+from ..codes import RequestCode, ResponseCode
 from .client import AdminClient
 from .errors import NotFound
 
@@ -61,7 +60,9 @@ async def cluster_info(client: AdminClient) -> ClusterInfo:
 
 async def route_or_none(client: AdminClient, topic: str) -> TopicRouteData | None:
     """GET_ROUTEINFO_BY_TOPIC (105); ``None`` when the name server answers TOPIC_NOT_EXIST."""
-    resp = await client.namesrv(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic},
+    from ..headers import GetRouteInfoRequestHeader
+
+    resp = await client.namesrv(RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic=topic),
                                 ok=(ResponseCode.SUCCESS, ResponseCode.TOPIC_NOT_EXIST))
     if resp.code == ResponseCode.TOPIC_NOT_EXIST:
         return None

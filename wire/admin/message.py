@@ -18,8 +18,9 @@ import random
 import time
 from dataclasses import dataclass
 
-from wire.codes import RequestCode, ResponseCode
-from wire.message import (
+from ..codes import RequestCode, ResponseCode
+from ..errors import DecodeError, WireError
+from ..message import (
     MessageConst,
     StoredMessage,
     UniqIdGenerator,
@@ -28,7 +29,6 @@ from wire.message import (
     decode_stored_message,
     encode_properties,
 )
-
 from .client import AdminClient, gather_map
 from .common import MASTER_ID, broker_name_of, cluster_info, route, route_or_none
 from .errors import AdminError, BadRequest, NotFound, ServerError
@@ -99,8 +99,6 @@ class MessageView:
 
 def view(msg: StoredMessage, broker_name: str | None = None) -> MessageView:
     """The :class:`MessageView` of a decoded record."""
-    from wire.errors import DecodeError
-
     try:
         body = msg.decompressed_body(max_size=64 * 1024 * 1024)
     except DecodeError:
@@ -119,7 +117,7 @@ def view(msg: StoredMessage, broker_name: str | None = None) -> MessageView:
 
 
 def _masters(r: object) -> dict[str, str]:
-    from wire.bodies import TopicRouteData
+    from ..bodies import TopicRouteData
 
     assert isinstance(r, TopicRouteData)
     return {bd.broker_name or "": bd.broker_addrs[MASTER_ID] for bd in r.broker_datas
@@ -165,7 +163,7 @@ async def message_send(client: AdminClient, topic: str, body: bytes, *, tags: st
                        producer_group: str | None = None,
                        properties: dict[str, str] | None = None) -> SendResult:
     """SEND_MESSAGE_V2 (310) to a writable queue of the topic (or to ``broker``/``queue``)."""
-    from wire.headers import SendMessageRequestHeaderV2, SendMessageResponseHeader
+    from ..headers import SendMessageRequestHeaderV2, SendMessageResponseHeader
 
     if queue is not None and broker is None:
         raise BadRequest("a queue id needs the broker name too")
@@ -209,7 +207,7 @@ async def message_send(client: AdminClient, topic: str, body: bytes, *, tags: st
         born_timestamp=int(time.time() * 1000), flag=0, properties=encode_properties(props),
         reconsume_times=0, unit_mode=False, batch=False, broker_name=bname)
     addr = masters[bname]
-    resp = await client.call(addr, RequestCode.SEND_MESSAGE_V2, header.to_ext(), body, ok=SEND_STATUS)
+    resp = await client.call(addr, RequestCode.SEND_MESSAGE_V2, header, body, ok=SEND_STATUS)
     h = SendMessageResponseHeader.from_ext(resp.ext_fields)
     return SendResult(SEND_STATUS[resp.code], uniq, h.msg_id, topic, bname, addr, h.queue_id, h.queue_offset,
                       h.transaction_id, auto)
@@ -223,7 +221,7 @@ async def message_by_id(client: AdminClient, msg_id: str, *,
     """VIEW_MESSAGE_BY_ID (33) at the store host and commit-log offset an offset message id
     names. When that fails and a topic is given, the id is tried as a unique key (the client's
     UNIQ_KEY), as ``DefaultMQAdminExtImpl.viewMessage(topic, msgId)`` does."""
-    from wire.errors import DecodeError, WireError
+    from ..headers import ViewMessageRequestHeader
 
     try:
         decoded = decode_offset_msg_id(msg_id.strip())
@@ -236,7 +234,8 @@ async def message_by_id(client: AdminClient, msg_id: str, *,
         return await message_by_unique_key(client, topic, msg_id)
     addr = f"{decoded.host}:{decoded.port}"
     try:
-        resp = await client.call(addr, RequestCode.VIEW_MESSAGE_BY_ID, {"offset": decoded.offset})
+        resp = await client.call(addr, RequestCode.VIEW_MESSAGE_BY_ID,
+                                 ViewMessageRequestHeader(offset=decoded.offset))
     except (WireError, ServerError):
         if topic is None:
             raise
@@ -252,8 +251,11 @@ async def _query(client: AdminClient, topic: str, key: str, *, unique: bool, max
                  begin: int, end: int) -> list[MessageView]:
     r = await route(client, topic)
     masters = _masters(r)
-    ext = {"topic": topic, "key": key, "maxNum": max_num, "beginTimestamp": begin, "endTimestamp": end,
-           "_UNIQUE_KEY_QUERY": "true" if unique else "false"}
+    from ..headers import QueryMessageRequestHeader
+
+    ext = QueryMessageRequestHeader(topic=topic, key=key, max_num=max_num, begin_timestamp=begin,
+                                    end_timestamp=end,
+                                    extra={"_UNIQUE_KEY_QUERY": "true" if unique else "false"})
     names = sorted(masters)
 
     async def one(name: str) -> list[MessageView]:
@@ -295,14 +297,23 @@ async def message_by_unique_key(client: AdminClient, topic: str, key: str, *, ma
 async def _pull(client: AdminClient, addr: str, topic: str, queue_id: int, offset: int, n: int,
                 group: str, broker_name: str) -> tuple[int, list[MessageView], int, int]:
     """One PULL_MESSAGE: ``(response code, messages, next offset, max offset)``."""
-    ext = {"consumerGroup": group, "topic": topic, "queueId": queue_id, "queueOffset": offset,
-           "maxMsgNums": n, "sysFlag": PULL_FLAG_SUBSCRIPTION, "commitOffset": 0,
-           "suspendTimeoutMillis": 0, "subscription": "*", "subVersion": 0, "expressionType": "TAG"}
+    from ..headers import PullMessageRequestHeader, PullMessageResponseHeader
+
+    ext = PullMessageRequestHeader(consumer_group=group, topic=topic, queue_id=queue_id, queue_offset=offset,
+                                   max_msg_nums=n, sys_flag=PULL_FLAG_SUBSCRIPTION, commit_offset=0,
+                                   suspend_timeout_millis=0, subscription="*", sub_version=0,
+                                   expression_type="TAG")
     resp = await client.call(addr, RequestCode.PULL_MESSAGE, ext, ok=(
         ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY,
         ResponseCode.PULL_OFFSET_MOVED))
-    nxt = int(resp.ext_fields.get("nextBeginOffset", offset))
-    mx = int(resp.ext_fields.get("maxOffset", offset))
+    try:
+        h = PullMessageResponseHeader.from_ext(resp.ext_fields)
+        nxt, mx = h.next_begin_offset, h.max_offset
+    except DecodeError:
+        # a found message needs its offsets; a "nothing here" answer may come without them
+        if resp.code == ResponseCode.SUCCESS:
+            raise
+        nxt = mx = offset
     msgs = [view(m, broker_name) for m in decode_messages(resp.body)] if resp.code == 0 and resp.body else []
     return resp.code, msgs, nxt, mx
 
@@ -362,11 +373,21 @@ async def message_consume(client: AdminClient, topic: str, *, broker: str | None
         where = " ".join(x for x in (broker, None if queue is None else f"queue {queue}") if x)
         raise NotFound(f"topic {topic!r} has no readable queue" + (f" ({where})" if where else ""))
 
+    from ..headers import (
+        GetMaxOffsetRequestHeader,
+        GetMaxOffsetResponseHeader,
+        GetMinOffsetRequestHeader,
+        GetMinOffsetResponseHeader,
+    )
+
     async def bounds(bq: tuple[str, int]) -> tuple[int, int]:
-        ext = {"topic": topic, "queueId": bq[1]}
-        lo = await client.call(masters[bq[0]], RequestCode.GET_MIN_OFFSET, ext)
-        hi = await client.call(masters[bq[0]], RequestCode.GET_MAX_OFFSET, ext)
-        return int(lo.ext_fields.get("offset", 0)), int(hi.ext_fields.get("offset", 0))
+        addr = masters[bq[0]]
+        lo = await client.call(addr, RequestCode.GET_MIN_OFFSET,
+                               GetMinOffsetRequestHeader(topic=topic, queue_id=bq[1]))
+        hi = await client.call(addr, RequestCode.GET_MAX_OFFSET,
+                               GetMaxOffsetRequestHeader(topic=topic, queue_id=bq[1]))
+        return (GetMinOffsetResponseHeader.from_ext(lo.ext_fields).offset,
+                GetMaxOffsetResponseHeader.from_ext(hi.ext_fields).offset)
 
     ranges = await gather_map(queues, bounds)
     for res in ranges:

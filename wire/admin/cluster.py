@@ -17,8 +17,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from wire.bodies import ClusterInfo
-
+from ..bodies import ClusterInfo
 from .client import AdminClient, gather_map
 from .common import Member, cluster_info, cluster_members, runtime_table
 

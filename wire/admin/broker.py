@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from wire.codes import RequestCode
-
+from ..codes import RequestCode
 from .client import AdminClient, gather_map
 from .common import MASTER_ID, Member, cluster_info, cluster_members, properties, runtime_table
 from .errors import BadRequest, NotFound
@@ -96,7 +95,7 @@ async def broker_config_set(client: AdminClient, values: Mapping[str, str], *, b
                             cluster: str | None = None) -> tuple[Outcome, ...]:
     """UPDATE_BROKER_CONFIG (25) with ``values`` as a Properties body, to the broker or to every
     master of the cluster (mqadmin updateBrokerConfig)."""
-    from wire.bodies import encode_properties
+    from ..bodies import encode_properties
 
     if not values:
         raise BadRequest("nothing to set")

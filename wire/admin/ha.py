@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wire.aio import RemotingIOError
-from wire.bodies import HARuntimeInfo
-from wire.codes import RequestCode, ResponseCode
-from wire.errors import WireError
-
+from ..aio import RemotingIOError
+from ..bodies import HARuntimeInfo
+from ..codes import RequestCode, ResponseCode
+from ..errors import WireError
 from .broker import targets
 from .client import AdminClient, gather_map
 from .common import MASTER_ID, Member, cluster_info, cluster_members, runtime_table

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wire.errors import DecodeError
-from wire.message import StoredMessage
-from wire.store import (
+from ..errors import DecodeError
+from ..message import StoredMessage
+from ..store import (
     CQ_STORE_UNIT_SIZE,
     INDEX_HEADER_SIZE,
     Blank,
@@ -41,7 +41,6 @@ from wire.store import (
     iter_cq_entries,
     scan_commitlog,
 )
-
 from .errors import BadRequest
 from .message import MessageView, view
 
@@ -288,7 +287,7 @@ def _scan_queues(root: Path, sizes: _Records, min_offset: int | None, end: int |
 
 def _read_configs(root: Path,
                   problems: list[StoreProblem]) -> tuple[list[ConfigFile], dict[str, dict[int, int]]]:
-    from wire.bodies import (
+    from ..bodies import (
         ConsumerOffsetSerializeWrapper,
         DelayOffsetSerializeWrapper,
         SubscriptionGroupWrapper,

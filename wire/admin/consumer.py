@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wire.bodies import (
+from ..bodies import (
     ConsumerConnection,
     ConsumeStats,
     ConsumeType,
@@ -22,9 +22,8 @@ from wire.bodies import (
     TopicList,
     TopicRouteData,
 )
-from wire.codes import RequestCode, version_name
-from wire.errors import WireError
-
+from ..codes import RequestCode, version_name
+from ..errors import WireError
 from .client import AdminClient, gather_map
 from .common import DLQ_PREFIX, RETRY_PREFIX, cluster_info, masters, route, route_or_none, select_addr
 from .errors import AdminError, BadRequest, NotFound
@@ -102,7 +101,9 @@ async def _group_route(client: AdminClient, group: str) -> TopicRouteData:
 async def _consume_stats(client: AdminClient, group: str, topic: str | None) -> list[ConsumeStats]:
     r = await _group_route(client, group)
     addrs = [a for a in (select_addr(bd) for bd in r.broker_datas) if a is not None]
-    ext = {"consumerGroup": group} if topic is None else {"consumerGroup": group, "topic": topic}
+    from ..headers import GetConsumeStatsRequestHeader
+
+    ext = GetConsumeStatsRequestHeader(consumer_group=group, topic=topic)
 
     async def one(addr: str) -> ConsumeStats:
         # mirrors examineConsumeStats: three times the usual timeout for this request
@@ -239,7 +240,10 @@ async def _connection(client: AdminClient, group: str, broker: str | None) -> Co
         if not addrs:
             raise NotFound(f"group {group!r}: its retry topic has no broker")
         broker = addrs[0]
-    resp = await client.call(broker, RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": group})
+    from ..headers import GetConsumerConnectionListRequestHeader
+
+    resp = await client.call(broker, RequestCode.GET_CONSUMER_CONNECTION_LIST,
+                             GetConsumerConnectionListRequestHeader(consumer_group=group))
     return ConsumerConnection.decode(resp.body or b"{}")
 
 
@@ -258,7 +262,10 @@ async def producer_connection(client: AdminClient, group: str, topic: str) -> Co
     addrs = [a for a in (select_addr(bd) for bd in r.broker_datas) if a is not None]
     if not addrs:
         raise NotFound(f"topic {topic!r} has no broker")
-    resp = await client.call(addrs[0], RequestCode.GET_PRODUCER_CONNECTION_LIST, {"producerGroup": group})
+    from ..headers import GetProducerConnectionListRequestHeader
+
+    resp = await client.call(addrs[0], RequestCode.GET_PRODUCER_CONNECTION_LIST,
+                             GetProducerConnectionListRequestHeader(producer_group=group))
     info = connection_info(group, ProducerConnection.decode(resp.body or b"{}"))
     if not info.connections:
         raise NotFound(f"producer group {group!r} has no connection to {addrs[0]}")
@@ -293,7 +300,7 @@ async def group_upsert(client: AdminClient, group: str, *, broker: str | None = 
     """UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200) with a SubscriptionGroupConfig body, to the
     broker or to every master of the cluster. The defaults are mqadmin updateSubGroup's (which
     turns consumeFromMinEnable and consumeBroadcastEnable off)."""
-    from wire.bodies import SubscriptionGroupConfig
+    from ..bodies import SubscriptionGroupConfig
 
     cfg = SubscriptionGroupConfig(
         group_name=group, consume_enable=consume_enable, consume_from_min_enable=consume_from_min,
@@ -326,8 +333,11 @@ async def group_delete(client: AdminClient, group: str, *, broker: str | None = 
     cluster, then also the ``%RETRY%`` and ``%DLQ%`` topics of the group (mqadmin
     deleteSubGroup). The offsets go too with ``remove_offset`` (sent under both the 4.9
     ``removeOffset`` and the 5.x ``cleanOffset`` key)."""
+    from ..headers import DeleteSubscriptionGroupRequestHeader
+
     addrs = await _targets(client, broker, cluster)
-    ext = {"groupName": group, "removeOffset": remove_offset, "cleanOffset": remove_offset}
+    ext = DeleteSubscriptionGroupRequestHeader(group_name=group, remove_offset=remove_offset,
+                                               clean_offset=remove_offset)
     results = await gather_map(addrs, lambda a: client.call(a, RequestCode.DELETE_SUBSCRIPTIONGROUP, ext))
     brokers = tuple(outcome(a, r) for a, r in zip(addrs, results, strict=True))
     topics: list[Outcome] = []

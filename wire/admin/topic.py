@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wire.bodies import (
+from ..bodies import (
     ClusterInfo,
     GroupList,
     MessageQueue,
@@ -22,8 +22,7 @@ from wire.bodies import (
     TopicRouteData,
     TopicStatsTable,
 )
-from wire.codes import RequestCode
-
+from ..codes import RequestCode
 from .client import AdminClient, gather_map
 from .common import (
     DLQ_PREFIX,
@@ -84,7 +83,7 @@ class Outcome:
 def outcome(target: str, result: object, detail: str | None = None) -> Outcome:
     """An :class:`Outcome` from a result or the exception that replaced it."""
     if isinstance(result, Exception):
-        from wire.aio import RemotingIOError
+        from ..aio import RemotingIOError
 
         return Outcome(target, False, str(result), unreachable=isinstance(result, RemotingIOError))
     return Outcome(target, True, None, detail)
@@ -115,6 +114,8 @@ async def topic_list(client: AdminClient, *, clusters: bool = False) -> TopicLis
     names = sorted(set(TopicList.decode(resp.body or b"{}").topic_list))
     if not clusters:
         return TopicListing(tuple(TopicEntry(t) for t in names))
+    from ..headers import QueryTopicConsumeByWhoRequestHeader
+
     info = await cluster_info(client)
     wanted = [t for t in names if not t.startswith((RETRY_PREFIX, DLQ_PREFIX))]
 
@@ -128,7 +129,8 @@ async def topic_list(client: AdminClient, *, clusters: bool = False) -> TopicLis
             cluster = found[0] if found else None
             addr = select_addr(first)
             if addr is not None:
-                g = await client.call(addr, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, {"topic": topic})
+                g = await client.call(addr, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO,
+                                      QueryTopicConsumeByWhoRequestHeader(topic=topic))
                 groups = tuple(sorted(GroupList.decode(g.body or b"{}").group_list))
         return TopicEntry(topic, cluster, groups)
 
@@ -180,11 +182,14 @@ def build_topic_status(topic: str, tables: list[TopicStatsTable]) -> TopicStatus
 
 async def topic_status(client: AdminClient, topic: str) -> TopicStatus:
     """105, then GET_TOPIC_STATS_INFO (202) from every broker of the route at once."""
+    from ..headers import GetTopicStatsInfoRequestHeader
+
     r = await route(client, topic)
     addrs = [a for a in (select_addr(bd) for bd in r.broker_datas) if a is not None]
 
     async def one(addr: str) -> TopicStatsTable:
-        resp = await client.call(addr, RequestCode.GET_TOPIC_STATS_INFO, {"topic": topic})
+        resp = await client.call(addr, RequestCode.GET_TOPIC_STATS_INFO,
+                                 GetTopicStatsInfoRequestHeader(topic=topic))
         return TopicStatsTable.decode(resp.body or b"{}")
 
     results = await gather_map(addrs, one)
@@ -245,13 +250,13 @@ def _targets(brokers: list[str], what: str) -> list[str]:
 
 
 async def _create(client: AdminClient, addr: str, cfg: TopicConfigView) -> None:
-    from wire.headers import CreateTopicRequestHeader
+    from ..headers import CreateTopicRequestHeader
 
     header = CreateTopicRequestHeader(
         topic=cfg.topic_name, default_topic=DEFAULT_TOPIC, read_queue_nums=cfg.read_queue_nums,
         write_queue_nums=cfg.write_queue_nums, perm=cfg.perm, topic_filter_type=cfg.topic_filter_type,
         topic_sys_flag=cfg.topic_sys_flag, order=cfg.order)
-    await client.call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, header.to_ext())
+    await client.call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, header)
 
 
 async def topic_upsert(client: AdminClient, topic: str, *, cluster: str | None = None,
@@ -284,8 +289,10 @@ async def topic_upsert(client: AdminClient, topic: str, *, cluster: str | None =
     order_conf = ";".join(f"{n}:{write_queues}" for n in sorted(set(names)))
     if broker is not None:
         order_conf = await _merge_order_conf(client, topic, order_conf)
-    done = await client.each_namesrv(RequestCode.PUT_KV_CONFIG, {
-        "namespace": ORDER_TOPIC_NAMESPACE, "key": topic, "value": order_conf})
+    from ..headers import PutKVConfigRequestHeader
+
+    done = await client.each_namesrv(RequestCode.PUT_KV_CONFIG, PutKVConfigRequestHeader(
+        namespace=ORDER_TOPIC_NAMESPACE, key=topic, value=order_conf))
     failed = [f"{a}: {r}" if isinstance(r, Exception) else f"{a}: code {r.code} {r.remark or ''}"
               for a, r in done if isinstance(r, Exception) or r.code != 0]
     kv = Outcome("namesrv", not failed, "; ".join(failed) or None)
@@ -294,13 +301,14 @@ async def topic_upsert(client: AdminClient, topic: str, *, cluster: str | None =
 
 async def _merge_order_conf(client: AdminClient, topic: str, value: str) -> str:
     # mirrors createOrUpdateOrderConf(isCluster=false): keep the other brokers' entries
-    from wire.codes import ResponseCode
+    from ..codes import ResponseCode
+    from ..headers import GetKVConfigRequestHeader, GetKVConfigResponseHeader
 
     resp = await client.namesrv(RequestCode.GET_KV_CONFIG,
-                                {"namespace": ORDER_TOPIC_NAMESPACE, "key": topic},
+                                GetKVConfigRequestHeader(namespace=ORDER_TOPIC_NAMESPACE, key=topic),
                                 ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND))
     entries: dict[str, str] = {}
-    old = resp.ext_fields.get("value", "") if resp.code == 0 else ""
+    old = (GetKVConfigResponseHeader.from_ext(resp.ext_fields).value or "") if resp.code == 0 else ""
     for item in [*old.split(";"), value]:
         if item.strip():
             entries[item.split(":")[0]] = item
@@ -322,6 +330,8 @@ async def topic_delete(client: AdminClient, topic: str, *, cluster: str | None =
     """DELETE_TOPIC_IN_BROKER (215) to the masters of the cluster, then DELETE_TOPIC_IN_NAMESRV
     (216) to every name server (mqadmin deleteTopic). Without a cluster, the clusters that hold
     the topic's brokers are used."""
+    from ..headers import DeleteTopicFromNamesrvRequestHeader, DeleteTopicRequestHeader
+
     info = await cluster_info(client)
     if cluster is not None:
         clusters = [cluster]
@@ -334,11 +344,12 @@ async def topic_delete(client: AdminClient, topic: str, *, cluster: str | None =
             raise NotFound(f"the brokers of {topic!r} belong to no known cluster")
     addrs = sorted({a for c in clusters for a in masters(info, c)})
     results = await gather_map(
-        addrs, lambda a: client.call(a, RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": topic}))
+        addrs, lambda a: client.call(a, RequestCode.DELETE_TOPIC_IN_BROKER,
+                                     DeleteTopicRequestHeader(topic=topic)))
     brokers = tuple(outcome(a, r) for a, r in zip(addrs, results, strict=True))
     ns: list[Outcome] = []
     for c in clusters:
-        ext = {"topic": topic, "clusterName": c}
+        ext = DeleteTopicFromNamesrvRequestHeader(topic=topic, cluster_name=c)
         for addr, resp in await client.each_namesrv(RequestCode.DELETE_TOPIC_IN_NAMESRV, ext):
             if isinstance(resp, Exception):
                 ns.append(outcome(addr, resp))

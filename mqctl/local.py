@@ -33,7 +33,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from .errors import AdminError, BadRequest
+from wire.admin.errors import AdminError, BadRequest
 
 __all__ = [
     "LAYOUTS",
@@ -249,11 +249,10 @@ def _stop(proc: LocalProcess, wait: float) -> LocalProcess:
 async def _probe(cluster: LocalCluster, timeout: float) -> dict[str, bool]:
     """Which processes answer: the name server GET_BROKER_CLUSTER_INFO, a broker
     GET_BROKER_RUNTIME_INFO and its listing in the name server's cluster info."""
+    from wire.admin.client import AdminClient
+    from wire.admin.common import cluster_info
     from wire.codes import RequestCode
     from wire.errors import WireError
-
-    from .client import AdminClient
-    from .common import cluster_info
 
     answers: dict[str, bool] = {}
     async with AdminClient([cluster.namesrv_addr], timeout=timeout) as client:

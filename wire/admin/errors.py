@@ -18,7 +18,7 @@ class ServerError(AdminError):
     """A server answered with a response code that is not a success for this request."""
 
     def __init__(self, code: int, remark: str | None, *, addr: str, request_code: int) -> None:
-        from wire.codes import RequestCode, ResponseCode
+        from ..codes import RequestCode, ResponseCode
 
         try:
             name = ResponseCode(code).name

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from wire.codes import RequestCode, ResponseCode
-from wire.errors import WireError
-from wire.remoting import RemotingCommand
-
+from ..codes import RequestCode, ResponseCode
+from ..errors import WireError
+from ..remoting import RemotingCommand
 from .client import AdminClient
 from .errors import BadRequest, NotFound, ServerError
 from .topic import Outcome, outcome
@@ -42,7 +41,7 @@ class NamesrvConfig:
 async def namesrv_config_get(client: AdminClient, *, keys: tuple[str, ...] = ()) -> tuple[NamesrvConfig, ...]:
     """GET_NAMESRV_CONFIG (319) from every listed name server at once (mqadmin getNamesrvConfig).
     With one name server, its failure is raised; with several, each failure is kept in its entry."""
-    from wire.bodies import PropertiesBody
+    from ..bodies import PropertiesBody
 
     out = []
     answers = await client.each_namesrv(RequestCode.GET_NAMESRV_CONFIG)
@@ -79,7 +78,7 @@ def _outcomes(results: list[tuple[str, RemotingCommand | WireError]], code: int,
 
 async def namesrv_config_set(client: AdminClient, values: Mapping[str, str]) -> tuple[Outcome, ...]:
     """UPDATE_NAMESRV_CONFIG (318) with a Properties body, to every name server."""
-    from wire.bodies import encode_properties
+    from ..bodies import encode_properties
 
     if not values:
         raise BadRequest("nothing to set")
@@ -90,18 +89,24 @@ async def namesrv_config_set(client: AdminClient, values: Mapping[str, str]) -> 
 
 async def kv_get(client: AdminClient, namespace: str, key: str) -> str:
     """GET_KV_CONFIG (101); :class:`NotFound` when the name server has no such entry."""
-    resp = await client.namesrv(RequestCode.GET_KV_CONFIG, {"namespace": namespace, "key": key},
+    from ..headers import GetKVConfigRequestHeader, GetKVConfigResponseHeader
+
+    resp = await client.namesrv(RequestCode.GET_KV_CONFIG,
+                                GetKVConfigRequestHeader(namespace=namespace, key=key),
                                 ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND))
-    if resp.code != ResponseCode.SUCCESS or "value" not in resp.ext_fields:
+    value = GetKVConfigResponseHeader.from_ext(resp.ext_fields).value
+    if resp.code != ResponseCode.SUCCESS or value is None:
         raise NotFound(f"no KV config {namespace}/{key}")
-    return resp.ext_fields["value"]
+    return value
 
 
 async def kv_list(client: AdminClient, namespace: str) -> dict[str, str]:
     """GET_KVLIST_BY_NAMESPACE (219): every entry of a namespace."""
-    from wire.bodies import KVTable
+    from ..bodies import KVTable
+    from ..headers import GetKVListByNamespaceRequestHeader
 
-    resp = await client.namesrv(RequestCode.GET_KVLIST_BY_NAMESPACE, {"namespace": namespace},
+    resp = await client.namesrv(RequestCode.GET_KVLIST_BY_NAMESPACE,
+                                GetKVListByNamespaceRequestHeader(namespace=namespace),
                                 ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND))
     if resp.code != ResponseCode.SUCCESS:
         return {}
@@ -110,15 +115,20 @@ async def kv_list(client: AdminClient, namespace: str) -> dict[str, str]:
 
 async def kv_put(client: AdminClient, namespace: str, key: str, value: str) -> tuple[Outcome, ...]:
     """PUT_KV_CONFIG (100) to every name server (mqadmin updateKvConfig)."""
+    from ..headers import PutKVConfigRequestHeader
+
     return _outcomes(await client.each_namesrv(
-        RequestCode.PUT_KV_CONFIG, {"namespace": namespace, "key": key, "value": value}),
+        RequestCode.PUT_KV_CONFIG, PutKVConfigRequestHeader(namespace=namespace, key=key, value=value)),
         RequestCode.PUT_KV_CONFIG)
 
 
 async def kv_delete(client: AdminClient, namespace: str, key: str) -> tuple[Outcome, ...]:
     """DELETE_KV_CONFIG (102) to every name server (mqadmin deleteKvConfig)."""
+    from ..headers import DeleteKVConfigRequestHeader
+
     return _outcomes(await client.each_namesrv(
-        RequestCode.DELETE_KV_CONFIG, {"namespace": namespace, "key": key}), RequestCode.DELETE_KV_CONFIG)
+        RequestCode.DELETE_KV_CONFIG, DeleteKVConfigRequestHeader(namespace=namespace, key=key)),
+        RequestCode.DELETE_KV_CONFIG)
 
 
 _PERM_CODES = {
@@ -132,5 +142,9 @@ async def write_perm(client: AdminClient, action: str, broker_name: str) -> tupl
     server; each outcome's ``detail`` is the number of topics changed there."""
     if action not in _PERM_CODES:
         raise BadRequest(f"write-perm action {action!r}: expected wipe or add")
+    from ..headers import AddWritePermOfBrokerRequestHeader, WipeWritePermOfBrokerRequestHeader
+
     code, count_key = _PERM_CODES[action]
-    return _outcomes(await client.each_namesrv(code, {"brokerName": broker_name}), code, count_key)
+    header = (WipeWritePermOfBrokerRequestHeader(broker_name=broker_name) if action == "wipe"
+              else AddWritePermOfBrokerRequestHeader(broker_name=broker_name))
+    return _outcomes(await client.each_namesrv(code, header), code, count_key)
