@@ -132,13 +132,16 @@ def up(
         "10931 by default, as the official layouts).")] = 10911,
     cluster_name: Annotated[str, typer.Option(help="brokerClusterName.")] = "DefaultCluster",
     wait: Annotated[float, typer.Option(help="Seconds to wait for each process to answer.")] = 20.0,
+    force: Annotated[bool, typer.Option(
+        help="Use --dir even though it holds files mqctl did not make (they are left alone, "
+        "also by 'down --purge').")] = False,
 ) -> None:
     """Start a local reference cluster in the background and wait until it answers."""
     from . import local
 
     result = local.cluster_up(local.cluster_dir(dir_), layout=layout, host=host,
                               namesrv_port=namesrv_port, broker_port=broker_port,
-                              cluster_name=cluster_name, wait=wait)
+                              cluster_name=cluster_name, wait=wait, force=force)
     _show(settings(ctx).output, result, "started")
     out = settings(ctx).output
     if out.format == "table":
@@ -150,13 +153,28 @@ def down(
     ctx: typer.Context,
     dir_: DirOpt = None,
     wait: Annotated[float, typer.Option(help="Seconds to wait for each process to exit.")] = 15.0,
-    purge: Annotated[bool, typer.Option(help="Also delete the directory (stores and logs).")] = False,
+    purge: Annotated[bool, typer.Option(
+        help="Also delete what 'cluster up' made in the directory (configs, stores, logs); "
+        "nothing else in it is touched.")] = False,
 ) -> None:
     """Stop the local reference cluster (SIGTERM, then wait for every process to exit)."""
     from . import local
 
     result = local.cluster_down(local.cluster_dir(dir_), wait=wait, purge=purge)
-    _show(settings(ctx).output, result, "stopped")
+    out = settings(ctx).output
+    _show(out, result, "stopped")
+    p = result.purge
+    if p is not None:
+        what = f"deleted {_names(p.removed)} from {result.dir}" if p.removed else "nothing to delete"
+        if p.dir_removed:
+            what += ", then the directory itself"
+        if p.kept:
+            what += f"; kept {len(p.kept)} entries mqctl did not make ({_names(p.kept)})"
+        out.info(what)
+
+
+def _names(names: tuple[str, ...], most: int = 8) -> str:
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 @app.command()

@@ -12,6 +12,13 @@ which answers too. If anything fails on the way, whatever was started is stopped
 running name server) and waits for each to exit; one that outlives the wait is killed. ``status``
 says for each process whether it is alive and whether it answers.
 
+The directory is shared with its owner: ``up`` writes a marker file (:data:`MARKER`) listing the
+entries it makes in the directory (configs, ``logs``, ``store``, ``namesrv``, the state file) and
+whether it made the directory itself, before it writes anything else. ``down --purge`` deletes
+exactly those entries (and the directory, when mqctl made it and nothing else is left in it).
+``up`` refuses a directory holding anything the marker does not list, unless forced; even then it
+never writes over an entry of someone else's that has one of its own names.
+
 The layouts use the official names and ports: the name server on 9876, broker-a on 10911 (HA
 10912) and, in ``2m-noslave``, broker-b on 10931 (HA 10932). Ports and the listening address can be
 moved for tests and for machines where those ports are taken.
@@ -44,10 +51,14 @@ __all__ = [
     "cluster_down",
     "cluster_status",
     "cluster_up",
+    "claim_directory",
     "plan",
+    "purge_directory",
 ]
 
 STATE_FILE = "cluster.json"
+#: lists what mqctl made in a cluster directory (and nothing else is ever deleted by --purge)
+MARKER = ".mqctl-cluster"
 
 #: layout name -> (broker name, offset of its port from ``broker_port``)
 LAYOUTS: dict[str, tuple[tuple[str, int], ...]] = {
@@ -76,6 +87,18 @@ class LocalProcess:
 
 
 @dataclass(frozen=True, slots=True)
+class Purge:
+    """What ``down --purge`` deleted from the directory, and what it left there."""
+
+    #: the entries mqctl made, deleted (names in the directory)
+    removed: tuple[str, ...]
+    #: the entries mqctl did not make, kept
+    kept: tuple[str, ...]
+    #: the directory itself was removed (mqctl made it and nothing else was left)
+    dir_removed: bool
+
+
+@dataclass(frozen=True, slots=True)
 class LocalCluster:
     dir: str
     layout: str
@@ -84,6 +107,8 @@ class LocalCluster:
     processes: tuple[LocalProcess, ...]
     #: every process alive and answering
     running: bool = False
+    #: set by ``down --purge``
+    purge: Purge | None = None
 
 
 def cluster_dir(path: Path | str | None = None) -> Path:
@@ -156,6 +181,7 @@ def _save(cluster: LocalCluster) -> None:
     path = Path(cluster.dir) / STATE_FILE
     doc = asdict(cluster)
     doc.pop("running", None)
+    doc.pop("purge", None)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     tmp.replace(path)
@@ -290,13 +316,116 @@ def _with_states(cluster: LocalCluster, answers: dict[str, bool]) -> LocalCluste
     return replace(cluster, processes=tuple(procs), running=running)
 
 
+# ---------------------------------------------------------------------- the directory and its marker
+
+
+def _made_names(cluster: LocalCluster) -> set[str]:
+    """The entries ``cluster_up`` makes directly in the cluster's directory. Every file or
+    directory it writes lies under one of these names (a new one must be added here, or
+    ``--purge`` leaves it behind)."""
+    directory = Path(cluster.dir)
+    names = {STATE_FILE, Path(STATE_FILE).with_suffix(".tmp").name, "logs", "store", "namesrv"}
+    for p in cluster.processes:
+        for path in (Path(p.config), Path(p.log)):
+            if path.parent == directory:
+                names.add(path.name)
+    return names
+
+
+def _read_marker(directory: Path) -> tuple[set[str], bool] | None:
+    """The names the marker lists and whether mqctl made the directory, or ``None`` without one.
+    Only plain names count: a marker cannot point outside its directory."""
+    path = directory / MARKER
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        names = {str(n) for n in doc["paths"]}
+        created = bool(doc.get("created_dir", False))
+    except (ValueError, KeyError, TypeError, OSError) as exc:
+        raise LocalClusterError(f"{path}: not an mqctl marker file ({exc})") from None
+    return {n for n in names if n not in ("", ".", "..") and "/" not in n and "\\" not in n}, created
+
+
+def _write_marker(directory: Path, names: set[str], created: bool) -> None:
+    doc = {"made_by": "mqctl", "created_dir": created, "paths": sorted(names)}
+    tmp = directory / f"{MARKER}.tmp"
+    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(directory / MARKER)
+
+
+def _listing(names: list[str], most: int = 5) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def claim_directory(cluster: LocalCluster, *, force: bool = False) -> None:
+    """Make sure the cluster may use its directory, create it if needed, and record in the
+    marker what mqctl will make there. A directory holding entries the marker does not list is
+    refused (:class:`BadRequest`), unless ``force``; an entry of someone else's that has one of
+    the names mqctl writes is refused even then."""
+    directory = Path(cluster.dir)
+    marked = _read_marker(directory)
+    ours, created = marked if marked is not None else (set(), False)
+    needed = _made_names(cluster)
+    if directory.exists() and not directory.is_dir():
+        raise BadRequest(f"--dir {directory}: not a directory")
+    existing = ({p.name for p in directory.iterdir()} - {MARKER, f"{MARKER}.tmp"}
+                if directory.is_dir() else None)
+    if existing is None:
+        created = True
+    else:
+        foreign = existing - ours
+        clash = sorted(foreign & needed)
+        if clash:
+            raise BadRequest(f"--dir {directory}: {_listing(clash)} already there and not made by mqctl "
+                             "(it would write over them); move them away or choose another directory")
+        if foreign and not force:
+            listed = _listing(sorted(foreign))
+            raise BadRequest(f"--dir {directory} holds files mqctl did not make ({listed}); choose "
+                             "an empty or new directory, or give --force to use it anyway "
+                             "(mqctl never deletes them, not even with --purge)")
+    directory.mkdir(parents=True, exist_ok=True)
+    _write_marker(directory, ours | needed, created)
+
+
+def purge_directory(directory: Path) -> Purge:
+    """Delete what the marker lists (then the marker, and the directory when mqctl made it and
+    it is empty); everything else stays."""
+    marked = _read_marker(directory)
+    if marked is None:
+        if not directory.exists():
+            return Purge((), (), False)
+        raise LocalClusterError(f"not purged: {directory} was not made by mqctl (no {MARKER} in it); "
+                                "nothing was deleted")
+    names, created = marked
+    removed = []
+    for name in sorted(names):
+        path = directory / name
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.is_dir():
+            shutil.rmtree(path)
+        else:
+            continue
+        removed.append(name)
+    (directory / MARKER).unlink()
+    kept = tuple(sorted(p.name for p in directory.iterdir()))
+    dir_removed = False
+    if created and not kept:
+        directory.rmdir()
+        dir_removed = True
+    return Purge(tuple(removed), kept, dir_removed)
+
+
 # ---------------------------------------------------------------------- operations
 
 
 def cluster_up(directory: Path, *, layout: str = "single", host: str = "127.0.0.1",
                namesrv_port: int = 9876, broker_port: int = 10911,
-               cluster_name: str = "DefaultCluster", wait: float = 20.0) -> LocalCluster:
-    """Start the layout in ``directory`` and wait until every process answers."""
+               cluster_name: str = "DefaultCluster", wait: float = 20.0, force: bool = False) -> LocalCluster:
+    """Start the layout in ``directory`` and wait until every process answers. A directory
+    holding files mqctl did not make is refused unless ``force`` (see :func:`claim_directory`)."""
     planned = plan(directory, layout=layout, host=host, namesrv_port=namesrv_port,
                    broker_port=broker_port, cluster_name=cluster_name)
     previous = _load(directory)
@@ -313,7 +442,7 @@ def cluster_up(directory: Path, *, layout: str = "single", host: str = "127.0.0.
             if busy is not None:
                 why = "in use" if busy.errno == errno.EADDRINUSE else (busy.strerror or str(busy))
                 raise LocalClusterError(f"cannot start {p.name}: port {port} on {host} is {why}")
-    directory.mkdir(parents=True, exist_ok=True)
+    claim_directory(planned, force=force)
     (directory / "logs").mkdir(exist_ok=True)
     ns = planned.processes[0]
     Path(ns.config).write_text(
@@ -364,7 +493,8 @@ def _wait_for(cluster: LocalCluster, name: str, wait: float) -> None:
 
 
 def cluster_down(directory: Path, *, wait: float = 15.0, purge: bool = False) -> LocalCluster:
-    """Stop the processes recorded in ``directory`` (brokers first)."""
+    """Stop the processes recorded in ``directory`` (brokers first); with ``purge``, then delete
+    what mqctl made there (:func:`purge_directory`)."""
     cluster = _load(directory)
     if cluster is None:
         raise LocalClusterError(f"no local cluster in {directory} (no {STATE_FILE})")
@@ -373,7 +503,7 @@ def cluster_down(directory: Path, *, wait: float = 15.0, purge: bool = False) ->
     with contextlib.suppress(OSError):
         (directory / STATE_FILE).unlink()
     if purge:
-        shutil.rmtree(directory, ignore_errors=True)
+        result = replace(result, purge=purge_directory(directory))
     return result
 
 

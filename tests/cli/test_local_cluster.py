@@ -1,0 +1,130 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""``mqctl cluster up/down`` and the directory it works in: mqctl deletes only what it made.
+
+The slow tests run the real ``mqctl`` processes on free ports; the others drive
+:mod:`mqctl.local` on a directory prepared by hand (no process is started).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mqctl import local
+from wire.admin.errors import BadRequest
+
+from .test_e2e import _free_base, ok, run_mqctl
+
+
+def _tree(d: Path) -> dict[str, str]:
+    """Every file under ``d`` (relative path -> content), and every directory (-> '/')."""
+    out: dict[str, str] = {}
+    for p in sorted(d.rglob("*")):
+        out[str(p.relative_to(d))] = "/" if p.is_dir() else p.read_text(errors="replace")
+    return out
+
+
+def _user_files(d: Path) -> dict[str, str]:
+    (d / "src").mkdir(parents=True)
+    (d / "src" / "main.py").write_text("print('mine')\n")
+    (d / "notes.txt").write_text("precious\n")
+    return _tree(d)
+
+
+@pytest.mark.slow
+def test_purge_keeps_the_users_files(tmp_path):
+    """Issue 15 item 0: ``cluster down --purge`` deleted the whole --dir, files of the user's
+    included, and ``cluster up`` took a directory holding other things without a word."""
+    pytest.importorskip("reference_broker.broker")
+    d = tmp_path / "D"
+    before = _user_files(d)
+    ns_port, base = _free_base()
+    ports = ("--namesrv-port", str(ns_port), "--broker-port", str(base))
+
+    refused = run_mqctl("cluster", "up", "--dir", str(d), *ports, timeout=90)
+    if refused.returncode == 0:  # the old behaviour: stop what it started before failing
+        run_mqctl("cluster", "down", "--dir", str(d), timeout=60)
+    assert refused.returncode == 2, refused.stderr
+    assert "notes.txt" in refused.stderr and "--force" in refused.stderr
+    assert refused.stderr.count("\n") == 1
+    assert _tree(d) == before
+
+    ok("cluster", "up", "--dir", str(d), "--force", *ports, timeout=90)
+    try:
+        assert (d / "broker-a.properties").is_file()
+    finally:
+        down = run_mqctl("cluster", "down", "--dir", str(d), "--purge", timeout=60)
+    assert down.returncode == 0, down.stderr
+    assert _tree(d) == before
+    assert "kept 2 entries mqctl did not make" in down.stderr
+
+    # a directory mqctl made is removed whole
+    fresh = tmp_path / "fresh" / "cluster"
+    ok("cluster", "up", "--dir", str(fresh), *ports, timeout=90)
+    down = run_mqctl("cluster", "down", "--dir", str(fresh), "--purge", timeout=60)
+    assert down.returncode == 0, down.stderr
+    assert not fresh.exists() and (tmp_path / "fresh").is_dir()
+
+
+def _made_by_an_earlier_up(d: Path, force: bool = False) -> None:
+    """What ``cluster up --dir d`` leaves after ``cluster down`` (no process runs)."""
+    planned = local.plan(d)
+    local.claim_directory(planned, force=force)
+    (d / "logs").mkdir()
+    (d / "logs" / "namesrv.log").write_text("log\n")
+    (d / "store" / "broker-a" / "commitlog").mkdir(parents=True)
+    (d / "namesrv.properties").write_text("listenPort=9876\n")
+    (d / "broker-a.properties").write_text("brokerName=broker-a\n")
+
+
+def test_purge_removes_only_the_marked_entries(tmp_path):
+    d = tmp_path / "D"
+    before = _user_files(d)
+    with pytest.raises(BadRequest, match=r"notes\.txt, src"):
+        local.claim_directory(local.plan(d))
+    _made_by_an_earlier_up(d, force=True)
+    marker = json.loads((d / local.MARKER).read_text())
+    assert "notes.txt" not in marker["paths"] and "src" not in marker["paths"]
+    result = local.purge_directory(d)
+    assert _tree(d) == before
+    assert result.kept == ("notes.txt", "src")
+    assert "store" in result.removed and "logs" in result.removed
+
+
+def test_an_existing_empty_directory_is_kept(tmp_path):
+    d = tmp_path / "empty"
+    d.mkdir()
+    _made_by_an_earlier_up(d)
+    local.purge_directory(d)
+    assert d.is_dir() and not any(d.iterdir())
+
+
+def test_a_name_mqctl_writes_is_never_taken_over(tmp_path):
+    d = tmp_path / "D"
+    d.mkdir()
+    (d / "namesrv.properties").write_text("mine\n")
+    with pytest.raises(BadRequest, match=r"namesrv\.properties"):
+        local.claim_directory(local.plan(d), force=True)
+    assert (d / "namesrv.properties").read_text() == "mine\n"
+    assert not (d / local.MARKER).exists()
+
+
+def test_purge_without_a_marker_deletes_nothing(tmp_path):
+    d = tmp_path / "D"
+    before = _user_files(d)
+    with pytest.raises(local.LocalClusterError, match="not made by mqctl"):
+        local.purge_directory(d)
+    assert _tree(d) == before
+
+
+def test_a_tampered_marker_cannot_reach_outside(tmp_path):
+    d = tmp_path / "D"
+    d.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x")
+    (d / local.MARKER).write_text(json.dumps({"made_by": "mqctl", "created_dir": False,
+                                              "paths": ["../outside.txt", "/etc", "logs"]}))
+    local.purge_directory(d)
+    assert outside.read_text() == "x"
