@@ -15,6 +15,7 @@ the frame within its stream when known.
 from __future__ import annotations
 
 __all__ = [
+    "EXCERPT_CHARS",
     "DecodeError",
     "EncodeError",
     "FrameTooLarge",
@@ -23,7 +24,38 @@ __all__ = [
     "TrailingBytes",
     "UnknownSerializeType",
     "WireError",
+    "clipped",
+    "excerpt",
 ]
+
+#: how many characters of a bad value an error message quotes (a peer's input is never echoed whole)
+EXCERPT_CHARS = 40
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """``repr`` of at most ``limit`` characters (or bytes) of ``value``, saying how long it was
+    when it is cut: ``'١١١١…' (400000 chars)``. Errors quote bad input through this, so that an
+    answer's remark or a log line stays short whatever the peer sent."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value[:limit])
+        return repr(raw) + (f" ({len(value)} bytes)" if len(value) > limit else "")
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"an integer of {value.bit_length()} bits"  # str() of a huge int is itself costly
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= limit:
+        return repr(text) if isinstance(value, str) else text
+    return f"{text[:limit]!r}… ({len(text)} chars)"
+
+
+def clipped(value: object, limit: int = EXCERPT_CHARS) -> object:
+    """``value`` itself when it is short, else its :func:`excerpt` (for ``DecodeError.found``)."""
+    if isinstance(value, (str, bytes, bytearray)) and len(value) <= limit:
+        return value
+    if isinstance(value, int) and value.bit_length() <= 128:
+        return value
+    if value is None or isinstance(value, (bool, float)):
+        return value
+    return excerpt(value, limit)
 
 
 class WireError(Exception):

@@ -38,15 +38,20 @@ from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
-from .errors import DecodeError, EncodeError
+from .errors import DecodeError, EncodeError, clipped, excerpt
 
 __all__ = [
     "MAX_BROWSER_SAFE_LONG",
+    "MAX_NUMBER_EXPONENT",
+    "MAX_NUMBER_LENGTH",
     "FrozenObject",
+    "NumberRefused",
     "dumps",
     "java_double",
     "java_string_order",
+    "json_decimal",
     "loads",
+    "no_constant",
     "quote",
 ]
 
@@ -111,20 +116,74 @@ def loads(data: bytes | bytearray | memoryview | str, *, what: str = "json") -> 
             raise DecodeError(f"{what}: invalid UTF-8", offset=exc.start, field=what,
                               expected="UTF-8 text", found=raw[exc.start:exc.start + 4].hex()) from None
     try:
-        return json.loads(text, parse_float=Decimal, parse_constant=_no_constant)
-    except (ValueError, RecursionError):
-        pass
-    value = _bare_int_keys(text)
-    if value is not _NOT_THAT_FORM:
-        return value
-    try:
+        try:
+            return json.loads(text, parse_float=json_decimal, parse_constant=no_constant)
+        except (ValueError, RecursionError):
+            pass
+        value = _bare_int_keys(text)
+        if value is not _NOT_THAT_FORM:
+            return value
         return _Parser(text, what).parse()
+    except NumberRefused as refused:
+        raise refused.error(text, what, raw is not None) from None
     except DecodeError as err:
         if raw is not None and err.offset is not None:
             err.offset = len(text[: err.offset].encode("utf-8"))
         raise
     except RecursionError:
         raise DecodeError(f"{what}: nesting too deep", offset=0, field=what) from None
+
+
+# ------------------------------------------------------------------ numbers, checked before conversion
+
+#: A JSON number with a fraction or an exponent is refused when its text is longer than this ...
+MAX_NUMBER_LENGTH = 1000
+#: ... or when its decimal exponent (``Decimal.adjusted``) lies beyond +/- this. Java numbers
+#: (a long, a double down to 4.9E-324) are far inside both bounds; beyond them, converting the
+#: number would cost time or memory without bound (``int(Decimal("1e999999"))`` takes half a
+#: minute, ``Decimal("1e99999999999999999999")`` raises InvalidOperation, a conversion of
+#: ``1.5e999999999999999999`` raises MemoryError). Integers without fraction or exponent are
+#: bounded by Python's own 4,300-digit limit for ``int()``, whose cost up to there is small.
+MAX_NUMBER_EXPONENT = 1000
+
+
+class NumberRefused(Exception):
+    """A number beyond :data:`MAX_NUMBER_LENGTH` / :data:`MAX_NUMBER_EXPONENT`, raised from inside
+    the parser (deliberately not a ValueError: ``json.loads`` would take that for a syntax error
+    and the fallback parser would read the text again); :func:`loads` turns it into a
+    :class:`wire.DecodeError`."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text[:MAX_NUMBER_LENGTH])
+        self.text = text
+
+    def error(self, whole: str, what: str, in_bytes: bool) -> DecodeError:
+        """The DecodeError for this number, placed in ``whole`` (the text that was parsed)."""
+        pos = whole.find(self.text)
+        offset = None if pos < 0 else len(whole[:pos].encode("utf-8")) if in_bytes else pos
+        return DecodeError(f"{what}: the number {excerpt(self.text)} is out of range", offset=offset,
+                           field=what, expected=f"a number within 1e+/-{MAX_NUMBER_EXPONENT}",
+                           found=clipped(self.text))
+
+
+def json_decimal(text: str) -> Decimal:
+    """``parse_float`` for :func:`json.loads`: the number as a Decimal, checked for size before
+    it is converted (:class:`NumberRefused` beyond the bounds)."""
+    if len(text) > MAX_NUMBER_LENGTH:
+        raise NumberRefused(text)
+    _, e, exp = text.replace("E", "e").partition("e")
+    if e and len(exp.lstrip("+-")) > 6:
+        raise NumberRefused(text)  # an exponent of a million or more; Decimal() could not even hold some
+    value = Decimal(text)
+    if not -MAX_NUMBER_EXPONENT <= value.adjusted() <= MAX_NUMBER_EXPONENT:
+        raise NumberRefused(text)
+    return value
+
+
+def no_constant(name: str) -> Any:
+    """``parse_constant`` for :func:`json.loads`: NaN and Infinity are not JSON (Python's parser
+    takes them; fastjson never writes them, it writes null)."""
+    raise ValueError(f"{name} is not JSON")
 
 
 # A bare integer key: '{' or ',', the digits, then ':' (JSON whitespace allowed around them). The
@@ -155,19 +214,14 @@ def _bare_int_keys(text: str) -> Any:
     if not count:
         return _NOT_THAT_FORM
     try:
-        return json.loads(quoted, parse_float=Decimal, parse_constant=_no_constant,
+        return json.loads(quoted, parse_float=json_decimal, parse_constant=no_constant,
                           object_pairs_hook=_int_key_pairs)
     except (ValueError, RecursionError):
         return _NOT_THAT_FORM
 
 
-def _no_constant(name: str) -> Any:
-    # Python's json accepts NaN and Infinity; fastjson never writes them (it writes null).
-    raise ValueError(f"{name} is not JSON")
-
-
 def _number(t: str) -> int | Decimal:
-    return Decimal(t) if ("." in t or "e" in t or "E" in t) else int(t)
+    return json_decimal(t) if ("." in t or "e" in t or "E" in t) else int(t)
 
 
 class _Parser:

@@ -53,7 +53,10 @@ logs the failure and leaves the field null, while the ``FastCodesHeader.decode``
 class because a silently-null field would break the typing (a ``@CFNotNull`` attribute is never
 ``None``) and hide malformed traffic from the conformance tools. We are also stricter than the
 two places where Java skips the ``@CFNotNull`` check (``FastCodesHeader.getAndCheckNotNull`` only
-logs; a command with no ``extFields`` at all is not checked).
+logs; a command with no ``extFields`` at all is not checked), and numeric text longer than 64
+characters is not a number (:mod:`wire._javanum`: the peer chooses the length, so parsing is
+linear and bounded; Java would read such text only if it were mostly leading zeros). Errors
+quote at most a short excerpt of the text (:func:`wire.errors.excerpt`).
 
 Spellings Java reads but does not write (``"+5"``, ``"007"``, ``"TRUE"``, and ``"0"`` or ``"yes"``
 for false: the C++ client sends ``unitMode`` and ``batch`` as ``"0"``) parse to the value Java
@@ -91,14 +94,13 @@ from __future__ import annotations
 import dataclasses
 import enum
 import importlib
-import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
+from ._javanum import MAX_NUMBER_TEXT, java_decimal
 from .codes import LanguageCode, RequestCode, ResponseCode, SerializeType
-from .errors import DecodeError, EncodeError
+from .errors import DecodeError, EncodeError, clipped, excerpt
 from .remoting import DEFAULT_VERSION, RemotingCommand
 
 if TYPE_CHECKING:
@@ -411,32 +413,6 @@ def _known_keys(cls: type[CustomHeader]) -> frozenset[str]:
 
 # ---------------------------------------------------------------------------------------- parsing
 
-_ASCII_DECIMAL = re.compile(r"[+-]?[0-9]+")
-
-
-def _java_decimal(raw: str) -> int | None:
-    """``Integer.parseInt``/``Long.parseLong`` without the range check; None if Java would throw."""
-    if _ASCII_DECIMAL.fullmatch(raw):
-        return int(raw)
-    if raw.isascii():
-        return None
-    # mirrors Character.digit(ch, 10): any single-UTF-16-unit Unicode decimal digit counts
-    sign = raw[:1]
-    body = raw[1:] if sign in ("+", "-") else raw
-    if not body:
-        return None
-    digits = []
-    for ch in body:
-        d = unicodedata.decimal(ch, None) if ord(ch) <= 0xFFFF else None
-        if d is None:
-            return None
-        digits.append(d)
-    value = 0
-    for d in digits:
-        value = value * 10 + d
-    return -value if sign == "-" else value
-
-
 def _parse(cls: type[CustomHeader], spec: HeaderField, raw: str) -> Any:
     jt = spec.java_type
     if jt is _S:
@@ -447,12 +423,13 @@ def _parse(cls: type[CustomHeader], spec: HeaderField, raw: str) -> Any:
     if jt is _BT:
         # mirrors BoundaryType.getType
         return "UPPER" if raw.lower() == "upper" else "LOWER"
-    value = _java_decimal(raw)
+    value = java_decimal(raw)
     lo, hi = _RANGES[jt]
     if value is None or not lo <= value <= hi:
-        what = "is not a decimal number" if value is None else f"is outside the {jt.value} range"
-        raise DecodeError(f"{cls.__name__}.{spec.key}: {raw!r} {what}", field=f"extFields.{spec.key}",
-                          expected=_EXPECTED[jt], found=raw)
+        what = ("is not a decimal number" if value is None or len(raw) > MAX_NUMBER_TEXT
+                else f"is outside the {jt.value} range")
+        raise DecodeError(f"{cls.__name__}.{spec.key}: {excerpt(raw)} {what}", field=f"extFields.{spec.key}",
+                          expected=_EXPECTED[jt], found=clipped(raw))
     return value
 
 
@@ -535,8 +512,8 @@ class CustomHeader:
                 object.__setattr__(obj, spec.name, None)
                 continue
             if not isinstance(raw, str):
-                raise DecodeError(f"{cls.__name__}.{spec.key}: ext value {raw!r} is not a string",
-                                  field=f"extFields.{spec.key}", expected="str", found=raw)
+                raise DecodeError(f"{cls.__name__}.{spec.key}: ext value {excerpt(raw)} is not a string",
+                                  field=f"extFields.{spec.key}", expected="str", found=clipped(raw))
             value = _parse(cls, spec, raw)
             if spec.java_type is not _S and _format(value) != raw:
                 text[spec.key] = raw
@@ -547,8 +524,9 @@ class CustomHeader:
             if k in known:
                 continue
             if not isinstance(k, str) or not isinstance(v, str):
-                raise DecodeError(f"{cls.__name__}: ext entry {k!r}: {v!r} is not a string pair",
-                                  field=f"extFields.{k}", expected="str", found=v)
+                raise DecodeError(f"{cls.__name__}: ext entry {excerpt(k)}: {excerpt(v)} "
+                                  "is not a string pair",
+                                  field=f"extFields.{excerpt(k)}", expected="str", found=clipped(v))
             extra[k] = v
         object.__setattr__(obj, "extra", extra)
         object.__setattr__(obj, "_text", text)

@@ -60,7 +60,7 @@ from .codes import (
     SerializeType,
     language_code,
 )
-from .errors import DecodeError, EncodeError, TrailingBytes, Truncated
+from .errors import DecodeError, EncodeError, TrailingBytes, Truncated, clipped, excerpt
 from .framing import MAX_TOTAL_LENGTH, PREFIX, Frame, split_frame
 
 __all__ = [
@@ -398,8 +398,8 @@ def _binary_ext(data: bytes, pos: int, n: int) -> tuple[dict[str, str], tuple[tu
         vpos = kstart + klen
         (vlen,) = _I32.unpack_from(data, vpos)
         if vlen < 0 or vpos + 4 + vlen > n:
-            raise DecodeError(f"ext value length {vlen} for {key!r} overruns the header", offset=vpos,
-                              field=f"extFields.{key}", expected=f"0..{n - vpos - 4}", found=vlen)
+            raise DecodeError(f"ext value length {vlen} for {excerpt(key)} overruns the header", offset=vpos,
+                              field=f"extFields.{excerpt(key)}", expected=f"0..{n - vpos - 4}", found=vlen)
         value = _utf8(data[vpos + 4:vpos + 4 + vlen], vpos + 4, f"extFields.{key}")
         ext[key] = value
         entries.append((key, value))
@@ -461,17 +461,27 @@ def _json_int(obj: Mapping[str, Any], key: str) -> int:
     v = obj.get(key, 0)
     if v is None:
         return 0
-    if isinstance(v, bool) or not isinstance(v, (int, str, Decimal)):
-        raise DecodeError(f"JSON header field {key} is not a number: {v!r}", offset=0, field=key,
-                          expected="int", found=v)
-    try:
+    if type(v) is int:
+        iv = v
+    elif isinstance(v, Decimal):
+        # fastjson reads a fraction into an int field by truncating it; the size is checked first
+        # (json_decimal bounds the exponent, so int() here is cheap)
+        if not v.is_finite() or v.adjusted() > 10:
+            raise DecodeError(f"JSON header field {key}={excerpt(str(v))} exceeds int32", offset=0, field=key,
+                              expected="int32", found=clipped(str(v)))
         iv = int(v)
-    except (ValueError, ArithmeticError):
-        raise DecodeError(f"JSON header field {key} is not a number: {v!r}", offset=0, field=key,
-                          expected="int", found=v) from None
+    elif isinstance(v, str) and len(v.strip()) <= 16:
+        try:
+            iv = int(v)
+        except ValueError:
+            raise DecodeError(f"JSON header field {key} is not a number: {excerpt(v)}", offset=0, field=key,
+                              expected="int", found=clipped(v)) from None
+    else:
+        raise DecodeError(f"JSON header field {key} is not a number: {excerpt(v)}", offset=0, field=key,
+                          expected="int32", found=clipped(v))
     if not _in(_INT32, iv):
-        raise DecodeError(f"JSON header field {key}={iv} exceeds int32", offset=0, field=key,
-                          expected="int32", found=iv)
+        raise DecodeError(f"JSON header field {key}={excerpt(iv)} exceeds int32", offset=0, field=key,
+                          expected="int32", found=clipped(iv))
     return iv
 
 
@@ -487,7 +497,7 @@ def _ext_value(v: Any) -> str | None:
     return fastjson.dumps(v)  # an object or array where a string belongs: keep its JSON text
 
 
-_JSON_DECODER = json.JSONDecoder(parse_float=Decimal)
+_JSON_DECODER = json.JSONDecoder(parse_float=fastjson.json_decimal, parse_constant=fastjson.no_constant)
 # one JSON value from an index, without the two whitespace scans of JSONDecoder.decode
 _JSON_SCAN = json.scanner.make_scanner(cast(Any, _JSON_DECODER))
 _I32_MIN, _I32_MAX = _INT32
@@ -501,7 +511,7 @@ def fast_json_header(data: bytes) -> RemotingCommand | None:
     try:
         text = data.decode("utf-8")
         obj, end = _JSON_SCAN(text, 0)
-    except (ValueError, RecursionError, StopIteration):
+    except (ValueError, RecursionError, StopIteration, fastjson.NumberRefused):
         return None
     if end != len(text) or type(obj) is not dict:
         return None  # whitespace around it, or more after it: the general path decides
@@ -548,10 +558,7 @@ def decode_json_header(data: bytes) -> RemotingCommand:
         fast = fast_json_header(data)
         if fast is not None:
             return fast
-    try:
-        obj = json.loads(data, parse_float=Decimal)
-    except (ValueError, RecursionError):
-        obj = fastjson.loads(data, what="JSON header")
+    obj = fastjson.loads(data, what="JSON header")
     if not isinstance(obj, dict):
         raise DecodeError("JSON header is not an object", offset=0, field="header",
                           expected="object", found=type(obj).__name__)
@@ -565,8 +572,8 @@ def decode_json_header(data: bytes) -> RemotingCommand:
     elif lang_raw is None:
         language = LanguageCode.JAVA
     else:
-        raise DecodeError(f"JSON header language is {lang_raw!r}", offset=0, field="language",
-                          expected="a LanguageCode name", found=lang_raw)
+        raise DecodeError(f"JSON header language is {excerpt(lang_raw)}", offset=0, field="language",
+                          expected="a LanguageCode name", found=clipped(lang_raw))
     remark = obj.get("remark")
     if remark is not None and not isinstance(remark, str):
         remark = _ext_value(remark)

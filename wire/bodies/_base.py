@@ -35,7 +35,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Self
 
 from .. import fastjson
-from ..errors import DecodeError, EncodeError
+from ..errors import EXCERPT_CHARS, DecodeError, EncodeError, clipped, excerpt
 from ..fastjson import FrozenObject, java_string_order
 
 __all__ = [
@@ -78,9 +78,11 @@ def join(path: str, key: object) -> str:
     """``path`` extended by an object property or map key (JSON-path style)."""
     if isinstance(key, int):
         return f"{path}[{key}]"
+    if isinstance(key, str) and len(key) > EXCERPT_CHARS:
+        return f"{path}[{excerpt(key)}]"  # a peer's key is quoted, never echoed whole
     if isinstance(key, str) and (key.isidentifier() or not path):
         return f"{path}.{key}" if path else key
-    return f"{path}[{fastjson.dumps(key) if isinstance(key, str) else repr(key)}]"
+    return f"{path}[{fastjson.dumps(key) if isinstance(key, str) else excerpt(key)}]"
 
 
 def _describe(value: object) -> str:
@@ -91,7 +93,7 @@ def _describe(value: object) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, (int, Decimal, float)):
-        return f"the number {value}"
+        return f"the number {excerpt(value)}"
     if isinstance(value, str):
         return f"the string {value[:40]!r}"
     return "null" if value is None else type(value).__name__
@@ -170,15 +172,15 @@ class Integer(Kind):
             raise type_error(path, self.expected, value)
         limit = 1 << (self.bits - 1)
         if not -limit <= number < limit:
-            raise DecodeError(f"{path}: {number} does not fit in {self.bits} bits", field=path,
-                              expected=self.expected, found=number)
+            raise DecodeError(f"{path}: {excerpt(number)} does not fit in {self.bits} bits", field=path,
+                              expected=self.expected, found=clipped(number))
         return number
 
     def _truncate(self, value: Decimal, path: str) -> int:
         # BigDecimal.intValue/longValue truncates; huge exponents are out of range before int()
         if not value.is_finite() or value.adjusted() > 40:
-            raise DecodeError(f"{path}: {value} does not fit in {self.bits} bits", field=path,
-                              expected=self.expected, found=str(value)[:40])
+            raise DecodeError(f"{path}: {excerpt(str(value))} does not fit in {self.bits} bits", field=path,
+                              expected=self.expected, found=clipped(str(value)))
         return int(value)
 
     def sort_key(self, value: Any) -> Any:
@@ -369,8 +371,8 @@ class IntKey(Kind):
             value = int(text)
         limit = 1 << (self.bits - 1)
         if not -limit <= value < limit:
-            raise DecodeError(f"{path}: key {value} does not fit in {self.bits} bits", field=path,
-                              expected=self.expected, found=value)
+            raise DecodeError(f"{path}: key {excerpt(value)} does not fit in {self.bits} bits", field=path,
+                              expected=self.expected, found=clipped(value))
         return value
 
     def sort_key(self, value: Any) -> Any:

@@ -26,7 +26,8 @@ import re
 import zlib
 from collections.abc import Iterable, Sequence
 
-from ..errors import DecodeError, EncodeError
+from .._javanum import MAX_NUMBER_TEXT
+from ..errors import DecodeError, EncodeError, clipped, excerpt
 from .frames import EpochEntry
 
 __all__ = [
@@ -80,9 +81,11 @@ def encode_epoch_file(entries: Sequence[EpochEntry], *, line_separator: str = "\
 
 def _java_int(text: str, rng: tuple[int, int], offset: int, field: str) -> int:
     # mirrors Integer.parseInt / Long.parseLong: optional sign, ASCII digits, no spaces, in range
-    if not _INT_RE.match(text) or not rng[0] <= int(text) <= rng[1]:
-        raise DecodeError(f"epoch file: {field} {text!r} is not a {'32' if rng == _INT32 else '64'}-bit "
-                          "decimal", offset=offset, field=field, expected="a decimal integer", found=text)
+    # (longer text is refused before int() sees it: int() refuses more than 4,300 digits)
+    if len(text) > MAX_NUMBER_TEXT or not _INT_RE.match(text) or not rng[0] <= int(text) <= rng[1]:
+        bits = "32" if rng == _INT32 else "64"
+        raise DecodeError(f"epoch file: {field} {excerpt(text)} is not a {bits}-bit decimal", offset=offset,
+                          field=field, expected="a decimal integer", found=clipped(text))
     return int(text)
 
 

@@ -1,0 +1,665 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Mutation fuzzing of every decoder in :mod:`wire`: arbitrary bytes give a value or a DecodeError.
+
+Usage::
+
+    .venv/bin/python benchmarks/fuzz_wire.py [--count 200000] [--seed 1] [--save DIR] [--slowest 5]
+
+The invariant (STYLE T4, ``wire/errors.py``): whatever bytes a decoder is given, it returns a
+value or raises :class:`wire.DecodeError`. Anything else that leaves it -- a ``ValueError`` from
+``int()``, a ``decimal.InvalidOperation``, a ``MemoryError``, a ``KeyError`` -- is a *foreign*
+exception, and a bug.
+
+Seeds are real bytes: the frames, headers, bodies, typed headers and HA streams of the captures in
+``../shared/captures`` (Java 4.9.8 and 5.0.0, deepflow) and ``fixtures/peers`` (the C++ client,
+ali-ons, mqctl), the golden vectors in ``fixtures/vectors``, and records, batches, store files and
+epoch files encoded here. Each input is one seed put through one to three mutations:
+
+* ``bitflip`` / ``bytes``: flipped bits, bytes set to 0x00, 0x7F, 0x80, 0xFF;
+* ``truncate``: the input cut short;
+* ``length``: a 1-, 2-, 4- or 8-byte big-endian integer overwritten with a boundary value (the
+  lengths of frames, headers, ext entries, records and HA frames are all such integers);
+* ``structure``: a range deleted, duplicated, moved, or repeated many times (up to 64 KiB);
+* ``number``: a number in the text replaced by a hostile one (``1e999999``, 5,000 digits,
+  Arabic-Indic digits, ``NaN``, ``-0``, ``+7``, ``1.5e999999999999999999`` ...);
+* ``text``: a quote, brace or escape inserted, removed or changed;
+* ``splice``: the start of one seed joined to the end of another of the same decoder.
+
+Frame inputs then get their length words fixed most of the time, so that mutations reach the
+header and body decoders instead of stopping at the framing checks.
+
+Every decoder gets inputs in turn. The run prints, per decoder, how many inputs decoded, how
+many gave DecodeError and how many gave anything else, and the slowest inputs with their time.
+Inputs that raise a foreign exception are written to ``--save`` (one file each, with the decoder,
+its context and the exception) for replay. The exit code is 1 when any foreign exception was
+seen. :func:`run` is the same loop for the test suite (``tests/wire/test_fuzz.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import sys
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from wire import (  # noqa: E402
+    DecodeError,
+    FrameBuffer,
+    RemotingCommand,
+    SerializeType,
+    decode_frame,
+    encode_command,
+    encode_header,
+    fastjson,
+)
+from wire.bodies import REQUEST_BODIES, RESPONSE_BODIES, decode_body  # noqa: E402
+from wire.bodies import decode_properties as decode_java_properties  # noqa: E402
+from wire.ha import (  # noqa: E402
+    HADirection,
+    HAProtocol,
+    decode_epoch_file,
+    decode_ha_stream,
+    encode_ha_message,
+)
+from wire.ha import frames as ha_frames  # noqa: E402
+from wire.headers import REQUEST_HEADERS, RESPONSE_HEADERS, decode_request_header, decode_response_header  # noqa: E402
+from wire.message import (  # noqa: E402
+    BatchEntry,
+    StoredMessage,
+    decode_batch,
+    decode_messages,
+    decode_offset_msg_id,
+    decode_properties,
+    decode_stored_message,
+    decode_stored_message_construct,
+    decode_uniq_id,
+    encode_batch,
+    encode_messages,
+    encode_stored_message,
+)
+from wire.remoting import decode_binary_header, decode_binary_header_construct, decode_json_header  # noqa: E402
+from wire.store import (  # noqa: E402
+    ConsumeQueueEntry,
+    IndexEntry,
+    IndexHeader,
+    Problem,
+    StoreCheckpoint,
+    decode_checkpoint,
+    decode_cq_entry,
+    decode_index_entry,
+    decode_index_header,
+    encode_blank,
+    encode_checkpoint,
+    encode_cq_entry,
+    encode_index_entry,
+    encode_index_header,
+    iter_cq_entries,
+    scan_commitlog,
+)
+
+SHARED = Path(os.environ.get("MQCTL_SHARED", ROOT.parent / "shared"))
+CAPTURE_DIRS = (SHARED / "captures", ROOT / "fixtures" / "peers")
+VECTORS = ROOT / "fixtures" / "vectors"
+#: seeds kept per decoder (the smallest first: they mutate fastest and reach the same code)
+SEEDS_PER_TARGET = 400
+#: inputs that take longer than this are stopped and counted as stalls
+STALL_SECONDS = 10.0
+
+
+class Stall(BaseException):
+    """Raised by the alarm when one input runs past :data:`STALL_SECONDS`."""
+
+
+# ============================================================================ decoders
+
+Decoder = Callable[[Any, bytes], object]
+
+
+def _frames(_ctx: Any, data: bytes) -> object:
+    fb = FrameBuffer()
+    fb.feed(data)
+    return [decode_frame(f) for f in fb]
+
+
+def _typed_header(ctx: Any, data: bytes) -> object:
+    kind, code = ctx
+    cmd = decode_json_header(data) if kind == "json" else decode_binary_header(data)
+    if code is None:
+        return decode_request_header(cmd)
+    return decode_response_header(code, cmd, any_code=True)
+
+
+def _body(ctx: Any, data: bytes) -> object:
+    code, is_response, ext = ctx
+    return decode_body(code, is_response, data, ext_fields=ext)
+
+
+def _ha_stream(ctx: Any, data: bytes) -> object:
+    protocol, direction = ctx
+    return decode_ha_stream(data, protocol, direction, complete=True)
+
+
+def _ha_frame(ctx: Any, data: bytes) -> object:
+    name, protocol = ctx
+    fn = getattr(ha_frames, name)
+    return fn(data, protocol) if protocol is not None else fn(data)
+
+
+def _text(fn: Callable[[str], object]) -> Decoder:
+    def decode(_ctx: Any, data: bytes) -> object:
+        return fn(data.decode("utf-8", "surrogateescape"))
+    return decode
+
+
+def _commitlog(_ctx: Any, data: bytes) -> object:
+    items = list(scan_commitlog(data, verify_crc=True))
+    last = items[-1][1] if items else None
+    if isinstance(last, Problem):  # the scan reports damage as its last item, not as an exception
+        raise last.error or DecodeError(last.reason)
+    return items
+
+
+DECODERS: dict[str, Decoder] = {
+    "frames": _frames,
+    "header.json": lambda _c, d: decode_json_header(d),
+    "header.rocketmq": lambda _c, d: decode_binary_header(d),
+    "header.rocketmq.construct": lambda _c, d: decode_binary_header_construct(d),
+    "header.typed": _typed_header,
+    "body": _body,
+    "fastjson": lambda _c, d: fastjson.loads(d),
+    "message.records": lambda _c, d: decode_messages(d, verify=True),
+    "message.record": lambda _c, d: decode_stored_message(d),
+    "message.record.construct": lambda _c, d: decode_stored_message_construct(d),
+    "message.batch": lambda _c, d: decode_batch(d),
+    "message.properties": lambda _c, d: decode_properties(d),
+    "message.msgid": _text(decode_offset_msg_id),
+    "message.uniqid": _text(decode_uniq_id),
+    "properties": lambda _c, d: decode_java_properties(d),
+    "store.cq": lambda _c, d: list(iter_cq_entries(d)) if len(d) % 20 == 0 else decode_cq_entry(d),
+    "store.checkpoint": lambda _c, d: decode_checkpoint(d),
+    "store.index": lambda _c, d: (decode_index_header(d),
+                                  decode_index_entry(d, 40) if len(d) >= 60 else None),
+    "store.commitlog": _commitlog,
+    "ha.stream": _ha_stream,
+    "ha.frame": _ha_frame,
+    "ha.epoch": lambda _c, d: decode_epoch_file(d),
+}
+
+
+# ============================================================================ seeds
+
+@dataclass
+class Seeds:
+    """Seeds per decoder: (context, bytes) pairs."""
+
+    by_target: dict[str, list[tuple[Any, bytes]]] = field(default_factory=dict)
+    sources: Counter[str] = field(default_factory=Counter)
+
+    def add(self, target: str, ctx: Any, data: bytes, source: str) -> None:
+        self.by_target.setdefault(target, []).append((ctx, bytes(data)))
+        self.sources[source] += 1
+
+    def finish(self, limit: int = SEEDS_PER_TARGET) -> None:
+        for target, items in self.by_target.items():
+            unique: dict[tuple[str, bytes], tuple[Any, bytes]] = {}
+            for ctx, data in items:
+                unique.setdefault((repr(ctx), data), (ctx, data))
+            ordered = sorted(unique.values(), key=lambda cd: len(cd[1]))
+            if len(ordered) > limit:  # the smallest, plus an even sample of the rest
+                step = len(ordered) / limit
+                ordered = [ordered[int(i * step)] for i in range(limit)]
+            self.by_target[target] = ordered
+
+
+def _command_seeds(seeds: Seeds, cmd: RemotingCommand, request: RemotingCommand | None, source: str) -> None:
+    frame = encode_command(cmd)
+    seeds.add("frames", None, frame, source)
+    header = encode_header(cmd)
+    kind = "json" if cmd.serialize_type is SerializeType.JSON else "rocketmq"
+    seeds.add(f"header.{kind}", None, header, source)
+    if kind == "rocketmq":
+        seeds.add("header.rocketmq.construct", None, header, source)
+    if cmd.is_response:
+        if request is not None and request.code in RESPONSE_HEADERS:
+            seeds.add("header.typed", (kind, request.code), header, source)
+    elif cmd.code in REQUEST_HEADERS:
+        seeds.add("header.typed", (kind, None), header, source)
+    if cmd.body:
+        if cmd.is_response and request is not None and request.code in RESPONSE_BODIES:
+            seeds.add("body", (request.code, True, dict(request.ext_fields)), cmd.body, source)
+            if request.code == 11:  # PULL_MESSAGE: stored records
+                seeds.add("message.records", None, cmd.body, source)
+                seeds.add("message.record", None, cmd.body, source)
+        elif not cmd.is_response and cmd.code in REQUEST_BODIES:
+            seeds.add("body", (cmd.code, False, dict(cmd.ext_fields)), cmd.body, source)
+        if cmd.body[:1] in (b"{", b"["):
+            seeds.add("fastjson", None, cmd.body, source)
+        if not cmd.is_response and cmd.code == 320:  # SEND_BATCH_MESSAGE
+            seeds.add("message.batch", None, cmd.body, source)
+    props = cmd.ext_fields.get("properties") or cmd.ext_fields.get("i")
+    if props:
+        seeds.add("message.properties", None, props.encode(), source)
+
+
+def _capture_seeds(seeds: Seeds) -> None:
+    from wire.capture import CommandRow, HaRow, decode_capture
+
+    for base in CAPTURE_DIRS:
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*.pcap")):
+            source = f"{path.parent.name}/{path.name}"
+            streams: dict[tuple[Any, int, str], bytearray] = {}
+            try:
+                rows = list(decode_capture(path))
+            except Exception:  # a capture the reader refuses is no seed
+                continue
+            for row in rows:
+                if isinstance(row, CommandRow):
+                    req = row.request.command if row.request is not None else None
+                    _command_seeds(seeds, row.command, req, source)
+                elif isinstance(row, HaRow):
+                    protocol = HAProtocol(row.variant)
+                    data = encode_ha_message(row.message, protocol)
+                    key = (row.conv, row.direction, row.variant)
+                    buf = streams.setdefault(key, bytearray())
+                    if len(buf) < 4096:
+                        buf += data
+                    name = _HA_FRAME_DECODERS.get(type(row.message).__name__)
+                    if name is not None:
+                        seeds.add("ha.frame", (name, protocol if name in _HA_WITH_PROTOCOL else None),
+                                  data, source)
+            for (_conv, direction, variant), buf in streams.items():
+                d = HADirection.SLAVE_TO_MASTER if direction == 0 else HADirection.MASTER_TO_SLAVE
+                seeds.add("ha.stream", (HAProtocol(variant), d), bytes(buf), source)
+
+
+_HA_FRAME_DECODERS = {
+    "SlaveReport": "decode_slave_report",
+    "Transfer": "decode_transfer",
+    "SlaveHandshake": "decode_slave_handshake",
+    "TransferAck": "decode_transfer_ack",
+    "HandshakeReply": "decode_handshake_reply",
+    "EpochTransfer": "decode_epoch_transfer",
+}
+_HA_WITH_PROTOCOL = {"decode_slave_handshake", "decode_handshake_reply"}
+
+
+def _vector_seeds(seeds: Seeds) -> None:
+    """Byte strings of the golden vectors, given to every decoder of their folder."""
+    targets = {
+        "headers": ("header.json", "header.rocketmq", "fastjson"),
+        "bodies": ("fastjson",),
+        "messages": ("message.record", "message.records", "message.batch", "message.properties"),
+        "ha": ("ha.epoch",),
+    }
+    if not VECTORS.is_dir():
+        return
+    for path in sorted(VECTORS.rglob("*")):
+        if not path.is_file():
+            continue
+        folder = path.relative_to(VECTORS).parts[0]
+        for blob in _blobs(path):
+            for target in targets.get(folder, ()):
+                seeds.add(target, None, blob, f"vectors/{folder}")
+
+
+def _blobs(path: Path) -> Iterator[bytes]:
+    """Hex strings in a vector file (JSON values or an annotated hex file), as bytes."""
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    if path.suffix == ".hex":
+        digits = "".join(line.split("#")[0] for line in text.splitlines())
+        try:
+            yield bytes.fromhex("".join(digits.split()))
+        except ValueError:
+            pass
+        return
+    if path.suffix != ".json":
+        yield text.encode()
+        return
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, str) and len(v) >= 8 and len(v) % 2 == 0:
+            try:
+                yield bytes.fromhex(v)
+            except ValueError:
+                if len(v) < 4096:
+                    yield v.encode()
+
+
+def _made_seeds(seeds: Seeds) -> None:
+    """Store files, records, batches and ids encoded here (no capture carries them)."""
+    src = "encoded"
+    msgs = [StoredMessage(topic=f"T{i}", body=b"x" * i, queue_id=i, queue_offset=i * 3,
+                          physical_offset=i * 200,
+                          born_timestamp=1_700_000_000_000 + i, store_timestamp=1_700_000_000_001 + i,
+                          born_host=("10.0.0.7", 52311) if i % 2 else ("::1", 4000),
+                          store_host=("10.0.0.1", 10911),
+                          properties={"UNIQ_KEY": f"0A00000700002A9F{i:016X}", "KEYS": f"k{i}", "TAGS": "A"})
+            for i in range(4)]
+    for m in msgs:
+        rec = encode_stored_message(m)
+        seeds.add("message.record", None, rec, src)
+        seeds.add("message.record.construct", None, rec, src)
+        seeds.add("store.commitlog", None, rec + encode_blank(64), src)
+    seeds.add("message.records", None, encode_messages(msgs), src)
+    seeds.add("store.commitlog", None, encode_messages(msgs), src)
+    batch = encode_batch([BatchEntry(body=b"hello", properties={"KEYS": "a", "TAGS": "t"}),
+                          BatchEntry(body=b"", properties={}),
+                          BatchEntry(body=b"x" * 40, properties={"A": "B"})])
+    seeds.add("message.batch", None, batch, src)
+    seeds.add("message.properties", None,
+              b"KEYS\x01a b\x02TAGS\x01t\x02UNIQ_KEY\x017F00000100002A9F0000000000000001\x02", src)
+    seeds.add("message.msgid", None, b"0A00000100002A9F0000000000001234", src)
+    seeds.add("message.msgid", None, b"00000000000000000000000000000001000027100000000000001234", src)
+    seeds.add("message.uniqid", None, b"7F00000100002A9F0000000000000001", src)
+    seeds.add("properties", None,
+              b"brokerName=broker-a\nlistenPort=10911\n# c\nkey\\ with=va\\u00e9lue\\\n  more\n", src)
+    cq = b"".join(encode_cq_entry(ConsumeQueueEntry(i * 100, 100, i)) for i in range(3))
+    seeds.add("store.cq", None, cq, src)
+    checkpoint = StoreCheckpoint(1_700_000_000_000, 1_700_000_000_001, 1_700_000_000_002, 0)
+    seeds.add("store.checkpoint", None, encode_checkpoint(checkpoint), src)
+    seeds.add("store.index", None, encode_index_header(IndexHeader(1, 2, 3, 4, 5, 6))
+              + encode_index_entry(IndexEntry(7, 8, 9, 10)), src)
+    seeds.add("ha.epoch", None, b"1/0\n2/1024\n3/4096\n", src)
+    seeds.add("fastjson", None, b"{0:\"127.0.0.1:10911\",1:'x',{\"a\":1}:[1.5,2E7,-0.0,true,null]}", src)
+
+
+def build_seeds(*, captures: bool = True) -> Seeds:
+    seeds = Seeds()
+    if captures:
+        _capture_seeds(seeds)
+    _vector_seeds(seeds)
+    _made_seeds(seeds)
+    seeds.finish()
+    return seeds
+
+
+# ============================================================================ mutations
+
+_INTERESTING_BYTES = (0x00, 0x01, 0x7F, 0x80, 0xFF, 0x22, 0x27, 0x5C, 0x7B, 0x7D)
+_HOSTILE_NUMBERS = (
+    "1e999999", "1E+999999", "-1e999999", "1e99999999999999999999", "1.5e999999999999999999",
+    "1e5000", "1e-999999", "9" * 5000, "0" * 5000 + "7", "1" * 4301, "-" + "9" * 4400,
+    "\u0661" * 3000, "\u0663\u0665", "\uff11\uff12", "NaN", "Infinity", "-Infinity", "-0", "+7",
+    "0x10", "1.0", "2147483648", "-2147483649", "9223372036854775808", "1e3", "00", "",
+)
+_TEXT_EDITS = ('"', "'", "{", "}", "[", "]", ":", ",", "\\", "\\u", "\\ud800", "\x00", "\x01", "\x02",
+               "null", "true", '{"a":', "[" * 200, "\u00e9", "\udcff")
+
+
+def _number_spans(data: bytes) -> list[tuple[int, int]]:
+    spans = []
+    i, n = 0, len(data)
+    while i < n and len(spans) < 64:
+        if 0x30 <= data[i] <= 0x39:
+            j = i
+            while j < n and (0x30 <= data[j] <= 0x39 or data[j] in b".eE+-"):
+                j += 1
+            spans.append((i, j))
+            i = j
+        else:
+            i += 1
+    return spans
+
+
+def _int_at(rng: random.Random, data: bytearray) -> bytearray:
+    if not data:
+        return data
+    width = rng.choice((1, 2, 4, 4, 4, 8))
+    pos = rng.randrange(max(1, len(data) - width + 1))
+    top = 1 << (8 * width)
+    value = rng.choice((0, 1, top - 1, top // 2, top // 2 - 1, len(data), len(data) - pos, len(data) + 1,
+                        rng.randrange(top), 0xFFFFFF, 0x1000000, 16 * 1024 * 1024))
+    data[pos:pos + width] = (value % top).to_bytes(width, "big")
+    return data
+
+
+def mutate(rng: random.Random, data: bytes, other: bytes) -> tuple[bytes, str]:
+    """One mutation of ``data`` (``other`` is another seed of the same decoder, for splices)."""
+    buf = bytearray(data)
+    kind = rng.choice(("bitflip", "bytes", "truncate", "length", "length", "structure", "number", "number",
+                       "text", "splice"))
+    n = len(buf)
+    if kind == "bitflip" and n:
+        for _ in range(rng.randint(1, 8)):
+            p = rng.randrange(n)
+            buf[p] ^= 1 << rng.randrange(8)
+    elif kind == "bytes" and n:
+        for _ in range(rng.randint(1, 4)):
+            buf[rng.randrange(n)] = rng.choice(_INTERESTING_BYTES)
+    elif kind == "truncate" and n:
+        del buf[rng.randrange(n):]
+    elif kind == "length":
+        buf = _int_at(rng, buf)
+    elif kind == "structure" and n:
+        a = rng.randrange(n)
+        b = min(n, a + rng.randint(1, 64))
+        op = rng.choice(("delete", "duplicate", "move", "repeat"))
+        piece = bytes(buf[a:b])
+        if op == "delete":
+            del buf[a:b]
+        elif op == "duplicate":
+            buf[b:b] = piece
+        elif op == "move":
+            del buf[a:b]
+            p = rng.randrange(len(buf) + 1)
+            buf[p:p] = piece
+        else:
+            times = rng.randint(2, max(2, 65536 // max(1, len(piece))))
+            buf[b:b] = piece * times
+    elif kind == "number":
+        spans = _number_spans(buf)
+        new = rng.choice(_HOSTILE_NUMBERS).encode("utf-8", "surrogatepass")
+        if spans:
+            a, b = rng.choice(spans)
+            buf[a:b] = new
+        else:
+            p = rng.randrange(n + 1)
+            buf[p:p] = new
+    elif kind == "text":
+        edit = rng.choice(_TEXT_EDITS).encode("utf-8", "surrogatepass")
+        p = rng.randrange(n + 1)
+        if rng.random() < 0.5 and n:
+            buf[p:p + 1] = edit
+        else:
+            buf[p:p] = edit
+    elif kind == "splice" and other:
+        buf = bytearray(data[:rng.randrange(n + 1)] + other[rng.randrange(len(other) + 1):])
+    return bytes(buf), kind
+
+
+def _fix_frame_lengths(data: bytes, hlen_hint: int) -> bytes:
+    """Rewrite the prefix of a (mutated) single frame so that its lengths fit its bytes."""
+    if len(data) < 8:
+        return data
+    word = int.from_bytes(data[4:8], "big")
+    hlen = min(hlen_hint, len(data) - 8)
+    return (len(data) - 4).to_bytes(4, "big") + ((word & 0xFF000000) | hlen).to_bytes(4, "big") + data[8:]
+
+
+# ============================================================================ the loop
+
+@dataclass
+class Foreign:
+    target: str
+    context: str
+    mutations: str
+    exception: str
+    data: bytes
+    trace: str
+
+
+@dataclass
+class Report:
+    inputs: int = 0
+    seconds: float = 0.0
+    outcomes: dict[str, Counter[str]] = field(default_factory=dict)
+    foreign: list[Foreign] = field(default_factory=list)
+    foreign_kinds: Counter[str] = field(default_factory=Counter)
+    #: (seconds, target, mutations, input size), slowest first
+    slowest: list[tuple[float, str, str, int]] = field(default_factory=list)
+    stalls: int = 0
+
+
+def _inputs(seeds: Seeds, rng: random.Random, count: int) -> Iterator[tuple[str, Any, bytes, str]]:
+    targets = sorted(t for t in seeds.by_target if seeds.by_target[t])
+    for i in range(count):
+        target = targets[i % len(targets)]
+        pool = seeds.by_target[target]
+        ctx, data = rng.choice(pool)
+        _, other = rng.choice(pool)
+        names = []
+        for _ in range(rng.choice((1, 1, 1, 2, 3))):
+            data, kind = mutate(rng, data, other)
+            names.append(kind)
+        if target == "frames" and rng.random() < 0.7 and len(data) >= 8:
+            data = _fix_frame_lengths(data, int.from_bytes(data[5:8], "big"))
+            names.append("fixed")
+        yield target, ctx, data, "+".join(names)
+
+
+def _alarm(_sig: int, _frame: Any) -> None:
+    raise Stall()
+
+
+def run(count: int, *, seed: int = 1, seeds: Seeds | None = None, keep: int = 20, slowest: int = 5,
+        on_progress: Callable[[int], None] | None = None) -> Report:
+    """Fuzz ``count`` inputs; keeps at most ``keep`` foreign exceptions with their inputs."""
+    seeds = seeds or build_seeds()
+    rng = random.Random(seed)
+    report = Report()
+    use_alarm = hasattr(signal, "setitimer") and sys.platform != "win32"
+    old = signal.signal(signal.SIGALRM, _alarm) if use_alarm else None
+    start = time.perf_counter()
+    try:
+        for n, (target, ctx, data, names) in enumerate(_inputs(seeds, rng, count), 1):
+            fn = DECODERS[target]
+            outcome = "ok"
+            t0 = time.perf_counter()
+            if use_alarm:
+                signal.setitimer(signal.ITIMER_REAL, STALL_SECONDS)
+            try:
+                fn(ctx, data)
+            except DecodeError:
+                outcome = "DecodeError"
+            except Stall:
+                outcome = "stall"
+                report.stalls += 1
+            except BaseException as exc:  # anything else is what we look for
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                outcome = "foreign"
+                kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
+                report.foreign_kinds[kind] += 1
+                if len(report.foreign) < keep:
+                    report.foreign.append(Foreign(target, repr(ctx), names, f"{kind}: {str(exc)[:300]}", data,
+                                                  traceback.format_exc(limit=-6)))
+            finally:
+                if use_alarm:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+            dt = time.perf_counter() - t0
+            report.outcomes.setdefault(target, Counter())[outcome] += 1
+            if len(report.slowest) < slowest or dt > report.slowest[-1][0]:
+                report.slowest.append((dt, target, names, len(data)))
+                report.slowest.sort(reverse=True)
+                del report.slowest[slowest:]
+            if on_progress is not None and n % 1000 == 0:
+                on_progress(1000)
+            report.inputs = n
+    finally:
+        if use_alarm:
+            signal.signal(signal.SIGALRM, old)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def save(report: Report, directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i, f in enumerate(report.foreign):
+        p = directory / f"foreign-{i:03d}-{f.target}.json"
+        p.write_text(json.dumps({"target": f.target, "context": f.context, "mutations": f.mutations,
+                                 "exception": f.exception, "trace": f.trace, "input_hex": f.data.hex()},
+                                indent=1))
+        paths.append(p)
+    return paths
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--count", type=int, default=200_000, help="inputs to try")
+    ap.add_argument("--seed", type=int, default=1, help="random seed (a run is reproducible)")
+    ap.add_argument("--save", type=Path, default=None, help="write inputs with foreign exceptions here")
+    ap.add_argument("--slowest", type=int, default=5, help="how many of the slowest inputs to list")
+    ap.add_argument("--no-captures", action="store_true", help="seed from fixtures and encoded values only")
+    args = ap.parse_args(argv)
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.table import Table
+
+    console = Console(stderr=True)
+    t0 = time.perf_counter()
+    seeds = build_seeds(captures=not args.no_captures)
+    total = sum(len(v) for v in seeds.by_target.values())
+    console.print(f"seeds: {total} over {len(seeds.by_target)} decoders "
+                  f"(from {sum(seeds.sources.values())} values, {time.perf_counter() - t0:.1f} s)")
+    with Progress(TextColumn("fuzzing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console) as progress:
+        task = progress.add_task("fuzz", total=args.count)
+        report = run(args.count, seed=args.seed, seeds=seeds, keep=200, slowest=args.slowest,
+                     on_progress=lambda k: progress.advance(task, k))
+    out = Console()
+    table = Table(title=f"{report.inputs:,} inputs in {report.seconds:.1f} s (seed {args.seed})")
+    for col in ("decoder", "inputs", "decoded", "DecodeError", "foreign", "stalls"):
+        table.add_column(col, justify="left" if col == "decoder" else "right")
+    for target in sorted(report.outcomes):
+        c = report.outcomes[target]
+        table.add_row(target, f"{sum(c.values()):,}", f"{c['ok']:,}", f"{c['DecodeError']:,}",
+                      f"{c['foreign']:,}", f"{c['stall']:,}")
+    out.print(table)
+    slow = Table(title="slowest inputs")
+    for col in ("seconds", "decoder", "mutations", "bytes"):
+        slow.add_column(col)
+    for dt, target, names, size in report.slowest:
+        slow.add_row(f"{dt:.4f}", target, names, f"{size:,}")
+    out.print(slow)
+    foreign = sum(report.foreign_kinds.values())
+    out.print(f"foreign exceptions: {foreign}" + (f" {dict(report.foreign_kinds)}" if foreign else ""))
+    out.print(f"stalls (> {STALL_SECONDS:g} s): {report.stalls}")
+    if report.foreign and args.save:
+        paths = save(report, args.save)
+        out.print(f"{len(paths)} inputs written to {args.save}")
+    elif report.foreign:
+        f = report.foreign[0]
+        out.print(f"first: {f.target} {f.context} [{f.mutations}] {f.exception}")
+    return 1 if foreign or report.stalls else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
