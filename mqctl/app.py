@@ -152,7 +152,8 @@ def _usage(exc: Exception) -> int:
     code = int(getattr(exc, "exit_code", EXIT_USAGE))
     ctx = getattr(exc, "ctx", None)
     if type(exc).__name__ == "NoArgsIsHelpError" or not hasattr(exc, "format_message"):
-        exc.show()  # type: ignore[attr-defined]
+        if hasattr(exc, "show"):  # every click exception has it (the caller checked)
+            exc.show()
         return code
     hint = f" (see '{ctx.command_path} -h')" if ctx is not None else ""
     _error(f"{exc.format_message()}{hint}")

@@ -12,6 +12,7 @@ from .errors import UsageError
 from .serving import LogFileOpt, SetOpt, load_server_config, parse_listen, parse_sets
 
 if TYPE_CHECKING:
+    from reference_broker.broker import Broker
     from wire.admin.broker import BrokerTable
 
 app = typer.Typer(no_args_is_help=True)
@@ -39,12 +40,12 @@ def start(
     cfg = load_server_config(BrokerConfig, config, overrides)
     host, port = parse_listen(listen, cfg.listen_port)
 
-    def make():  # type: ignore[no-untyped-def]
+    def make() -> Broker:
         from reference_broker.broker import Broker
 
         return Broker(cfg, host=host, port=port)
 
-    def started(b) -> None:  # type: ignore[no-untyped-def]
+    def started(b: Broker) -> None:
         ns = ";".join(cfg.namesrv_addrs) or "none"
         typer.echo(f"The broker[{cfg.broker_name}, {cfg.broker_ip1}:{b.port}] boot success. "
                    f"and name server is {ns}", err=True)

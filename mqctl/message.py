@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from datetime import tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -34,8 +35,8 @@ def body_text(msg: MessageView, hex_: bool = False) -> str:
     return msg.body.hex()
 
 
-def _java_list(items: object) -> str:
-    return "[" + ", ".join(str(i) for i in items) + "]"  # type: ignore[attr-defined]
+def _java_list(items: Iterable[object]) -> str:
+    return "[" + ", ".join(str(i) for i in items) + "]"
 
 
 def detail_pairs(msg: MessageView, tz: tzinfo | None = None, hex_: bool = False) -> list[tuple[str, str]]:

@@ -11,6 +11,7 @@ import typer
 from .serving import LogFileOpt, SetOpt, load_server_config, parse_listen, parse_sets
 
 if TYPE_CHECKING:
+    from reference_broker.namesrv import NameServer
     from wire.admin.topic import Outcome
 
 app = typer.Typer(no_args_is_help=True)
@@ -34,12 +35,12 @@ def start(
     cfg = load_server_config(NamesrvConfig, config, overrides)
     host, port = parse_listen(listen, cfg.listen_port)
 
-    def make():  # type: ignore[no-untyped-def]
+    def make() -> NameServer:
         from reference_broker.namesrv import NameServer
 
         return NameServer(cfg, host=host, port=port)
 
-    def started(ns) -> None:  # type: ignore[no-untyped-def]
+    def started(ns: NameServer) -> None:
         typer.echo(f"The Name Server boot success. listening on {host}:{ns.port}", err=True)
 
     raise typer.Exit(run_foreground(make, "namesrv", started))

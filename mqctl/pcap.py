@@ -17,6 +17,7 @@ not decode, a cut frame); 2 for bad arguments.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -30,6 +31,7 @@ from .errors import EXIT_FAILURE, CliError, UsageError
 
 if TYPE_CHECKING:
     from wire.capture import PortRoles, Row
+    from wire.capture.fields import JsonLines
 
     from .output import Output
     from .settings import Settings
@@ -46,7 +48,8 @@ def _settings(ctx: typer.Context) -> Settings:
         from .settings import Settings
 
         obj = ctx.obj = Settings()
-    return obj  # type: ignore[no-any-return]
+    settings: Settings = obj
+    return settings
 
 
 def _roles(ports: list[str] | None) -> PortRoles:
@@ -96,7 +99,7 @@ def _rows(files: list[Path], roles: PortRoles, update: Callable[[int, int], None
         dec = CaptureDecoder(roles=roles, capture=str(f))
         decoders.append(dec)
         try:
-            for row in decode_capture(f, decoder=dec, on_progress=lambda pos, i=i: update(i, pos)):
+            for row in decode_capture(f, decoder=dec, on_progress=functools.partial(update, i)):
                 yield str(f), row
         except CaptureFileError as err:
             raise CliError(str(err)) from None
@@ -186,7 +189,7 @@ def _decode(out: Output, files: list[Path], *, fmt: str, follow: int | None, fil
             cap = capture if many else None
             f = row_fields(row, bodies=bodies, capture=cap) if need_fields else None
             if predicate is not None and f is not None and not predicate(
-                    row, f, lambda r, cap=cap: row_fields(r, capture=cap)):
+                    row, f, functools.partial(row_fields, capture=cap)):
                 continue
             writer.row(row, f, cap)
     writer.close()
@@ -208,7 +211,7 @@ def _decode_jsonl(out: Output, files: list[Path], *, bodies: str, roles: PortRol
             lines = JsonLines(bodies=bodies, capture=str(f) if many else None).lines
             try:
                 for rows in decode_batches(f, decoder=CaptureDecoder(roles=roles, capture=str(f)),
-                                           on_progress=lambda pos, i=i: update(i, pos), batch=_BATCH):
+                                           on_progress=functools.partial(update, i), batch=_BATCH):
                     for row in rows:
                         if type(row) is ProblemRow:
                             problems[row.verdict] = problems.get(row.verdict, 0) + 1
@@ -269,8 +272,8 @@ class _JsonLines(_Writer):
 
         self.names = names
         self.encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-        self.lines: dict[str | None, Any] = {}
-        self.make = lambda capture: JsonLines(bodies=bodies, capture=capture)
+        self.lines: dict[str | None, JsonLines] = {}
+        self.make = functools.partial(JsonLines, bodies=bodies)
         self.buf: list[str] = []
         self.write = _utf8_writer()
 
@@ -278,9 +281,9 @@ class _JsonLines(_Writer):
         if fields is None:
             lines = self.lines.get(capture)
             if lines is None:
-                lines = self.lines[capture] = self.make(capture)
-            return lines(row)  # type: ignore[no-any-return]
-        return self.encode(_pick(fields, self.names))  # type: ignore[no-any-return]
+                lines = self.lines[capture] = self.make(capture=capture)
+            return lines(row)
+        return self.encode(_pick(fields, self.names))
 
     def row(self, row: Row, fields: dict[str, Any] | None, capture: str | None) -> None:
         self.buf.append(self.line(row, fields, capture))
@@ -475,7 +478,7 @@ def _stats(out: Output, files: list[Path], roles: PortRoles) -> dict[str, Any]:
         for i, f in enumerate(files):
             dec = CaptureDecoder(roles=roles, capture=str(f))
             try:
-                for rows in decode_batches(f, decoder=dec, on_progress=lambda pos, i=i: update(i, pos),
+                for rows in decode_batches(f, decoder=dec, on_progress=functools.partial(update, i),
                                            batch=_BATCH):
                     acc.add_rows(rows)
             except CaptureFileError as err:

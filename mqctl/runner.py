@@ -78,16 +78,16 @@ def watch(ctx: typer.Context, seconds: float | None, op: Callable[..., Awaitable
         async with _client(s) as client:
             while True:
                 started = time.monotonic()
+                failure: Exception | None = None
                 try:
-                    result: R | None = await op(client, **kwargs)
-                    failure: Exception | None = None
+                    result = await op(client, **kwargs)
                 except (WireError, AdminError) as err:
-                    result, failure = None, err
+                    failure = err
                 out.begin_refresh(f"every {seconds:g}s: {time.strftime('%Y-%m-%d %H:%M:%S')}")
                 if failure is not None:
                     out.error(str(failure))
                 else:
-                    render(result)  # type: ignore[arg-type]
+                    render(result)
                 await asyncio.sleep(max(0.0, seconds - (time.monotonic() - started)))
 
     try:

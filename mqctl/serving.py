@@ -3,14 +3,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Protocol, Self, TypeVar
 
 import typer
 
 from .errors import UsageError
 
-C = TypeVar("C")
+
+class ServerConfig(Protocol):
+    """What :func:`load_server_config` needs of a reference server's configuration class."""
+
+    unknown: list[str]
+
+    def __init__(self, *, overrides: Mapping[str, str] | None = None) -> None: ...
+
+    @classmethod
+    def load(cls, path: str | Path, overrides: Mapping[str, str] | None = None) -> Self: ...
+
+
+C = TypeVar("C", bound=ServerConfig)
 
 #: the options both ``namesrv start`` and ``broker start`` take
 SetOpt = Annotated[list[str] | None, typer.Option(
@@ -44,13 +57,12 @@ def load_server_config(cls: type[C], path: Path | None, overrides: dict[str, str
     file is a usage error naming file:line, and every key Java would ignore is warned about."""
     from reference_broker.config import ConfigError
 
-    loader: Any = cls
     try:
-        cfg = loader.load(path, overrides) if path else loader(overrides=overrides)
+        cfg = cls.load(path, overrides) if path else cls(overrides=overrides)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     import typer
 
     for warning in cfg.unknown:
         typer.echo(f"warning: {warning}", err=True)
-    return cfg  # type: ignore[no-any-return]
+    return cfg

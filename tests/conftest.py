@@ -11,8 +11,14 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Property tests check what is decoded, never how fast: hypothesis' per-example deadline is a
+# timed assertion, which a loaded CI machine trips at random (speed lives in benchmarks/).
+settings.register_profile("mqctl", deadline=None)
+settings.load_profile("mqctl")
 SHARED = Path(os.environ.get("MQCTL_SHARED", ROOT.parent / "shared"))
 CAPTURES = SHARED / "captures"
 FIXTURES = ROOT / "fixtures"

@@ -25,9 +25,11 @@ into a sans-IO :class:`wire.FrameBuffer`; each decoded command is either
   (flag bit 1) never get a response. A handler that raises produces SYSTEM_ERROR with the
   exception's text, as ``NettyRemotingAbstract`` does.
 
-A malformed frame from the peer is a remote protocol error: the connection is closed (Java's
-``NettyDecoder`` closes the channel) and the error is logged with its byte offset; no other
-connection is affected.
+A malformed frame from the peer is a remote protocol error (:class:`wire.RemoteProtocolError`):
+the connection is closed (Java's ``NettyDecoder`` closes the channel) and the error is logged with
+its byte offset as a warning; no other connection is affected. Any other exception while reading
+is a bug of ours, not the peer's: it is logged with its traceback at error level and the
+connection is dropped.
 
 Writes are gathered: everything sent while one batch of received bytes is dispatched, or
 during one pass of the event loop, goes to the socket in a single ``write`` (pipelined clients
@@ -51,7 +53,7 @@ from types import CoroutineType
 from typing import Any, cast
 
 from .codes import ResponseCode, SerializeType
-from .errors import DecodeError, WireError
+from .errors import RemoteProtocolError, WireError
 from .framing import MAX_TOTAL_LENGTH, FrameBuffer
 from .remoting import (
     FLAG_ONEWAY,
@@ -159,12 +161,21 @@ class RemotingConnection(asyncio.Protocol):
         try:
             while (frame := fb.next_frame()) is not None:
                 self._dispatch(decode_frame(frame))
-        except DecodeError as err:
+        except RemoteProtocolError as err:
+            # the peer's fault: that connection goes, as Java's NettyDecoder closes the channel
             log.warning("%s: closing connection from %s:%d: %s", self.name or "remoting",
                         self.peer[0], self.peer[1], err)
             self._out.clear()
             self._out_size = 0
             self._abort(err)
+        except Exception:
+            # our own bug, not the peer's: loud (error level, traceback), and the connection is
+            # dropped rather than left in an unknown state
+            log.exception("%s: bug while reading from %s:%d; connection dropped", self.name or "remoting",
+                          self.peer[0], self.peer[1])
+            self._out.clear()
+            self._out_size = 0
+            self._abort()
         finally:
             self._dispatching = False
         self._flush()

@@ -5,6 +5,18 @@ Everything :mod:`wire` raises derives from :class:`WireError`. Decoding raises o
 :class:`DecodeError` (or a subclass), whatever bytes it is given; encoding raises
 :class:`EncodeError` when a value cannot be represented on the wire.
 
+Whose fault it is decides what to do, so the two sides have two roots (h11's split):
+
+* :class:`RemoteProtocolError`: the bytes we were given break the protocol (a peer's frame, a
+  capture, a store file). A server closes that one connection and logs where; nothing of ours is
+  wrong. :class:`DecodeError` and its subclasses are the remote errors.
+* :class:`LocalProtocolError`: we asked for something the protocol cannot express (a value that
+  does not fit its field, a request built wrong). That is the calling code's mistake, raised where
+  it is made, never sent. :class:`EncodeError` is the local error.
+
+Any other exception out of :mod:`wire` (a ``TypeError``, ``KeyError``, ``IndexError``) is a bug of
+ours and is never turned into either: it travels up as itself.
+
 A :class:`DecodeError` says where and what: ``offset`` is the absolute byte offset of the problem
 in the stream or buffer being decoded (the caller's coordinates: :class:`wire.FrameBuffer` counts
 from the first byte it was fed), ``field`` names the field (a construct path or our own name),
@@ -20,6 +32,8 @@ __all__ = [
     "EncodeError",
     "FrameTooLarge",
     "HeaderLengthOutOfRange",
+    "LocalProtocolError",
+    "RemoteProtocolError",
     "Truncated",
     "TrailingBytes",
     "UnknownSerializeType",
@@ -62,7 +76,15 @@ class WireError(Exception):
     """Root of every error raised by :mod:`wire`."""
 
 
-class EncodeError(WireError, ValueError):
+class RemoteProtocolError(WireError):
+    """What we were given breaks the protocol: the peer's (or the file's) fault, not ours."""
+
+
+class LocalProtocolError(WireError):
+    """We tried to do something the protocol does not allow: the calling code's fault."""
+
+
+class EncodeError(LocalProtocolError, ValueError):
     """A value cannot be represented in the requested wire format."""
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
@@ -70,7 +92,7 @@ class EncodeError(WireError, ValueError):
         self.field = field
 
 
-class DecodeError(WireError, ValueError):
+class DecodeError(RemoteProtocolError, ValueError):
     """Bytes that do not decode. Carries the offset, field, expectation and finding."""
 
     def __init__(

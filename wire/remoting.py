@@ -674,9 +674,8 @@ def decode_frame(frame: Frame) -> RemotingCommand:
         cmd = _HEADER_DECODERS[frame.serialize_type](frame.header)
     except DecodeError as err:
         raise err.shifted(frame.offset + 8, frame.index) from None
-    except (ValueError, TypeError, KeyError, IndexError, RecursionError, struct.error) as exc:
-        raise DecodeError(f"header does not decode: {exc}", offset=frame.offset + 8, field="header",
-                          frame_index=frame.index) from None
+    # nothing else is caught: the header decoders raise DecodeError for every bad input, so any
+    # other exception is a bug of ours and must not close a peer's connection as its fault
     if frame.body:
         _set_body(cmd, frame.body)
     return cmd

@@ -45,7 +45,7 @@ from __future__ import annotations
 import enum
 import re
 import struct
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
@@ -360,7 +360,7 @@ _MESSAGE_MAGICS = (MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2)
 
 
 def scan_commitlog(data: Buffer, base_offset: int = 0, *,
-                   verify_crc: bool = False) -> Iterator[tuple[int, ScanItem]]:
+                   verify_crc: bool = False) -> Generator[tuple[int, ScanItem], None, None]:
     """Walk commit-log bytes as recovery does: yield ``(offset, item)`` for every record and BLANK
     marker, with ``offset`` the commit-log offset (``base_offset`` is that of ``data[0]``, e.g.
     a file's name). Ends quietly when the data ends on a record boundary; otherwise the last
@@ -673,7 +673,8 @@ def decode_hash_slot(data: Buffer, offset: int = 0) -> int:
     """The slot at ``offset``: the number of the newest entry of its chain (0: empty)."""
     if offset < 0 or len(data) - offset < INDEX_HASH_SLOT_SIZE:
         _need(data, offset, INDEX_HASH_SLOT_SIZE, "hashSlot")
-    return _HASH_SLOT_FIELDS.unpack_from(data, offset)[0]  # type: ignore[no-any-return]
+    slot: int = _HASH_SLOT_FIELDS.unpack_from(data, offset)[0]
+    return slot
 
 
 def decode_hash_slot_construct(data: Buffer, offset: int = 0) -> int:

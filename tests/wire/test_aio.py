@@ -112,6 +112,48 @@ def test_malformed_frame_closes_only_that_connection() -> None:
     run(main())
 
 
+def test_a_peer_fault_is_a_warning_and_our_bug_is_an_error(monkeypatch, caplog) -> None:
+    # STYLE B4: a malformed frame is the peer's fault (a warning, that connection closed); an
+    # exception of ours while reading a good frame is a bug: logged with its traceback at error
+    # level, never passed off as the peer's fault
+    import logging
+
+    import wire.aio
+
+    real = wire.aio.decode_frame
+
+    def buggy(frame):
+        cmd = real(frame)
+        if cmd.code == 99:
+            raise KeyError("our bug")
+        return cmd
+
+    async def main():
+        server, port = await echo_server()
+        async with server:
+            for data, closed_by in ((bytes.fromhex("00000065070000617b22636f6465223a3130352c22666c61")
+                                     + b"x" * 81, "peer"),
+                                    (encode_command(RemotingCommand.request(99)), "bug")):
+                caplog.clear()
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.write(data)
+                assert await asyncio.wait_for(reader.read(), 5) == b""
+                writer.close()
+                await writer.wait_closed()
+                records = [r for r in caplog.records if r.name == "wire.aio"]
+                if closed_by == "peer":
+                    assert [r.levelno for r in records] == [logging.WARNING]
+                    assert "closing connection" in records[0].getMessage()
+                else:
+                    assert [r.levelno for r in records] == [logging.ERROR]
+                    assert "bug while reading" in records[0].getMessage()
+                    assert records[0].exc_info is not None and records[0].exc_info[0] is KeyError
+
+    monkeypatch.setattr(wire.aio, "decode_frame", buggy)
+    with caplog.at_level(logging.WARNING, logger="wire.aio"):
+        run(main())
+
+
 def test_pipelined_requests_on_a_raw_socket() -> None:
     async def main():
         server, port = await echo_server()

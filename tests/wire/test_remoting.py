@@ -19,7 +19,9 @@ from wire import (
     ResponseCode,
     SerializeType,
     decode_command,
+    decode_frame,
     encode_command,
+    split_frame,
 )
 from wire.framing import MAX_TOTAL_LENGTH, REMOTING_FRAME, check_prefix
 from wire.remoting import (
@@ -173,6 +175,54 @@ def test_binary_header_arbitrary_bytes(raw: bytes) -> None:
             decode_binary_header_construct(raw)
     else:
         assert decode_binary_header_construct(raw) == fast
+
+
+def test_errors_say_whose_fault_it_is() -> None:
+    # h11's split: what we are given (remote) against what we asked for (local)
+    from wire import EncodeError, LocalProtocolError, RemoteProtocolError, WireError
+
+    assert issubclass(DecodeError, RemoteProtocolError) and not issubclass(DecodeError, LocalProtocolError)
+    assert issubclass(EncodeError, LocalProtocolError) and not issubclass(EncodeError, RemoteProtocolError)
+    assert issubclass(RemoteProtocolError, WireError) and issubclass(LocalProtocolError, WireError)
+    with pytest.raises(LocalProtocolError):
+        RemotingCommand.request(2**40)
+
+
+def test_a_bug_in_a_header_decoder_is_not_a_decode_error(monkeypatch) -> None:
+    # our own TypeError/KeyError/IndexError must surface as themselves, not as the peer's garbage
+    import wire.remoting as remoting
+
+    frame = split_frame(encode_command(RemotingCommand.request(105, {"topic": "T"})))
+    for exc in (TypeError("bug"), KeyError("bug"), IndexError("bug")):
+        def broken(data: bytes, exc: Exception = exc) -> RemotingCommand:
+            raise exc
+
+        monkeypatch.setitem(remoting._HEADER_DECODERS, SerializeType.JSON, broken)
+        with pytest.raises(type(exc)) as info:
+            decode_frame(frame)
+        assert not isinstance(info.value, DecodeError)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=12)
+
+
+@given(st.dictionaries(st.sampled_from(["code", "flag", "opaque", "version", "language", "remark",
+                                        "extFields", "serializeTypeCurrentRPC"]) | st.text(max_size=4),
+                       json_values, max_size=8))
+def test_any_json_object_header_decodes_or_is_a_decode_error(obj: dict) -> None:
+    # every field of the header given a value of every JSON type: a command or DecodeError, nothing else
+    frame = split_frame(_json_frame(json.dumps(obj).encode()))
+    try:
+        decode_frame(frame)
+    except DecodeError:
+        pass
+
+
+def _json_frame(header: bytes) -> bytes:
+    return struct.pack(">ii", 4 + len(header), len(header)) + header
 
 
 @given(st.binary(max_size=120))

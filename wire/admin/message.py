@@ -108,6 +108,7 @@ def view(msg: StoredMessage, broker_name: str | None = None) -> MessageView:
     except UnicodeDecodeError:
         text = None
     offset_id = msg.offset_msg_id
+    assert msg.body_crc is not None  # set by __post_init__
     return MessageView(
         msg.topic, broker_name, msg.queue_id, msg.queue_offset, msg.physical_offset,
         msg.uniq_key or offset_id, offset_id, msg.tags, tuple(msg.keys), msg.total_size, msg.sys_flag,

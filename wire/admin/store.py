@@ -230,7 +230,7 @@ def _scan_commitlog(directory: Path, problems: list[StoreProblem], want_messages
                                                  item.reason))
                     break
             # the walk holds the mapping until it is closed
-            scan.close()  # type: ignore[attr-defined]
+            scan.close()
             size = len(data)
         files.append(CommitLogFile(path.name, base, size, records, used, blank, first_ts, last_ts))
     if files:

@@ -103,7 +103,7 @@ def _whole_frame_socket(iface: str) -> Any:
 
     base: Any = conf.L2socket
 
-    class WholeFrames(base):  # type: ignore[misc]
+    class WholeFrames(base):  # type: ignore[misc]  # scapy's socket classes are untyped
         def recv(self, x: int = 262144, **kwargs: Any) -> Any:
             return super().recv(262144, **kwargs)
 

@@ -146,7 +146,7 @@ def _open(path: str | Path) -> tuple[CountingReader, bytes]:
     f: BinaryIO = raw
     magic = CountingReader(raw).read(4)
     if magic[:2] == _GZIP_MAGIC:
-        f = gzip.GzipFile(fileobj=_Prepend(magic, raw), mode="rb")  # type: ignore[call-overload]
+        f = gzip.GzipFile(fileobj=_Prepend(magic, raw), mode="rb")  # type: ignore[call-overload]  # _Prepend reads only
         try:
             magic = f.read(4)
         except (OSError, EOFError, zlib.error) as exc:

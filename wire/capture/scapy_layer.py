@@ -67,7 +67,7 @@ class RocketMQ(Packet):
     fields_desc = [
         SignedIntField("length", None),  # type: ignore[arg-type]  # None: filled in by post_build
         ByteEnumField("serialize_type", 0, SERIALIZE_TYPES),
-        ThreeBytesField("header_length", None),  # type: ignore[arg-type]
+        ThreeBytesField("header_length", None),  # type: ignore[arg-type]  # as length
         StrLenField("header", b"", length_from=lambda pkt: pkt.header_length),
         StrLenField("body", b"",
                     length_from=lambda pkt: max(0, (pkt.length or 0) - 4 - (pkt.header_length or 0))),

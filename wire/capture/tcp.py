@@ -176,7 +176,7 @@ class TcpReassembler:
                 if off == nxt and not h.ooo:
                     h.nxt = nxt + len(payload)
                     h.delivered += len(payload)
-                    conn.handler.data(d, off, payload, ts, record)  # type: ignore[union-attr]
+                    conn.handler.data(d, off, payload, ts, record)  # type: ignore[union-attr]  # set with conn
                 else:
                     self._put(conn, d, h, off, payload, 0, ts, record)
                 return

@@ -96,7 +96,7 @@ class BatchEntry:
     body: bytes
     properties: Mapping[str, str] = field(default_factory=dict, hash=False)
     flag: int = 0
-    properties_text: str = None  # type: ignore[assignment]  # None: written from properties
+    properties_text: str | None = None  # None: written from properties
 
     def __post_init__(self) -> None:
         s = object.__setattr__
@@ -197,6 +197,7 @@ def encode_batch(messages: Iterable[BatchEntry]) -> bytes:
     """A SEND_BATCH_MESSAGE body (``MessageDecoder.encodeMessages``)."""
     parts = []
     for m in messages:
+        assert m.properties_text is not None  # set by __post_init__
         props = m.properties_text.encode("utf-8")
         parts.append(_HEAD.pack(BATCH_ENTRY_OVERHEAD + len(m.body) + len(props), 0, 0, m.flag,
                                 len(m.body)))
@@ -230,6 +231,7 @@ def expand_batch(batch: Buffer | Sequence[BatchEntry], *, topic: str,
     qoff, poff = queue_offset, physical_offset
     for e in entries:
         text = e.properties_text
+        assert text is not None  # set by __post_init__
         if extra:
             if text and not text.endswith(PROPERTY_SEPARATOR):
                 text += PROPERTY_SEPARATOR

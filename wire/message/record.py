@@ -267,9 +267,9 @@ class StoredMessage:
     store_host: HostPort = _LOCALHOST
     reconsume_times: int = 0
     prepared_transaction_offset: int = 0
-    body_crc: int = None  # type: ignore[assignment]  # None: computed from the body
-    magic: int = None  # type: ignore[assignment]  # None: v1, or v2 for topics over 127 bytes
-    properties_text: str = None  # type: ignore[assignment]  # None: written from properties
+    body_crc: int | None = None  # None: computed from the body
+    magic: int | None = None  # None: v1, or v2 for topics over 127 bytes
+    properties_text: str | None = None  # None: written from properties
 
     def __post_init__(self) -> None:
         s = object.__setattr__
@@ -329,6 +329,7 @@ class StoredMessage:
     @property
     def total_size(self) -> int:
         """The record's length in bytes (its TOTALSIZE field)."""
+        assert self.properties_text is not None and self.magic is not None  # set by __post_init__
         return stored_message_size(len(self.body), len(self.topic.encode("utf-8")),
                                    len(self.properties_text.encode("utf-8")),
                                    sys_flag=self.sys_flag, magic=self.magic)
@@ -540,6 +541,7 @@ def encode_stored_message(msg: StoredMessage, *, append_crc32: bool = False) -> 
     """Encode a record. ``append_crc32`` adds the 5.2+ ``__CRC32#`` property
     (``enabledAppendPropCRC``): a U+0002 first if the properties do not end in one, then the
     CRC of the record up to that property, written least-significant digit first."""
+    assert msg.properties_text is not None and msg.magic is not None  # set by __post_init__
     topic = msg.topic.encode("utf-8")
     props = msg.properties_text.encode("utf-8")
     if append_crc32:
@@ -660,6 +662,7 @@ def decode_stored_message_construct(data: Buffer, offset: int = 0, *,
 
 def encode_stored_message_construct(msg: StoredMessage) -> bytes:
     """The same as :func:`encode_stored_message`, through :data:`STORED_MESSAGE`."""
+    assert msg.properties_text is not None  # set by __post_init__
     return bytes(STORED_MESSAGE.build({
         "total_size": msg.total_size,
         "magic": msg.magic,

@@ -499,6 +499,7 @@ def _send_batch(
     msgs = []
     for e in decode_batch(req.body or b"", strict=False):
         text = e.properties_text
+        assert text is not None  # set by __post_init__
         if batch_text:
             if text and not text.endswith("\x02"):
                 text += "\x02"
