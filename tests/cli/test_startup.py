@@ -61,6 +61,13 @@ def test_help_lists_every_noun():
 
 
 def test_shell_completion_is_offered():
-    r = subprocess.run([sys.executable, "-m", "mqctl.app", "--show-completion", "bash"], capture_output=True,
-                       text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "SHELL": "/bin/bash"})
-    assert r.returncode == 0 and "complete" in r.stdout
+    # --show-completion finds the shell among its parent processes (shellingham), so mqctl runs
+    # under a bash here, whatever started pytest (a detached run has no shell above it);
+    # "; exit $?" keeps bash from exec'ing the command in its place
+    import shlex
+
+    cmd = f"{shlex.quote(sys.executable)} -m mqctl.app --show-completion; exit $?"
+    r = subprocess.run(["/bin/bash", "-c", cmd], capture_output=True, text=True, timeout=60,
+                       env={"PATH": "/usr/bin:/bin", "SHELL": "/bin/bash"}, start_new_session=True)
+    assert r.returncode == 0, r.stderr
+    assert "complete -o default -F _mqctl_completion mqctl" in r.stdout
