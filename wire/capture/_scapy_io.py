@@ -40,8 +40,17 @@ class _Collect(logging.Filter):
 
 
 def pcapng_records(reader: CountingReader, path: str, magic: bytes,
-                   on_progress: Callable[[int], None] | None = None) -> Iterator[Record]:
-    """Records of a pcapng file whose 4-byte magic has already been read from ``reader``."""
+                   on_progress: Callable[[int], None] | None = None, *, number: int = 0,
+                   replay: Iterable[int] = (), start: int | None = None,
+                   stop: int | None = None) -> Iterator[Record]:
+    """Records of a pcapng file whose 4-byte magic has already been read from ``reader``.
+
+    A byte-range split of the file (:mod:`wire.capture.splits`) passes ``start`` (the offset of
+    its first block), ``stop`` (blocks starting at or after it are left to the next split),
+    ``number`` (records before the split) and ``replay``: the offsets of the section header and
+    interface description blocks before ``start`` after the first, read again so that the
+    reader knows the byte order and the interfaces there (``reader`` must then be seekable).
+    """
     from scapy.error import Scapy_Exception
     from scapy.utils import RawPcapNgReader
 
@@ -58,11 +67,17 @@ def pcapng_records(reader: CountingReader, path: str, magic: bytes,
             detail = collect.messages[-1] if collect.messages else str(exc)
             raise CaptureFileError(f"damaged pcapng section header: {detail}", path=path, offset=0,
                                    field="section header block") from None
-        number = 0
+        for offset in replay:
+            reader.seek(offset)
+            ng._read_block(size=MAX_RECORD_LENGTH)
+        if start is not None:
+            reader.seek(start)
         last_ts = 0.0
         blocks = 0
         while True:
             start = reader.tell()
+            if stop is not None and start >= stop:
+                return
             try:
                 res = ng._read_block(size=MAX_RECORD_LENGTH)
             except EOFError:

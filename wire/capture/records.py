@@ -110,6 +110,11 @@ class CountingReader:
     def tell(self) -> int:
         return self.pos
 
+    def seek(self, offset: int) -> None:
+        """Move to a file offset (a plain file only: not standard input, not gzip)."""
+        self._f.seek(offset)
+        self.pos = offset
+
     def raw_position(self) -> int:
         """Bytes consumed from the underlying file (differs from :meth:`tell` for gzip)."""
         try:
@@ -196,11 +201,18 @@ class ClassicPcap:
     __slots__ = ("reader", "path", "linktype", "scale", "record_header", "buf", "base", "on_progress")
 
     def __init__(self, reader: CountingReader, path: str, endian: str, scale: float,
-                 on_progress: Callable[[int], None] | None) -> None:
+                 on_progress: Callable[[int], None] | None, *, resume: tuple[int, int] | None = None) -> None:
         self.reader = reader
         self.path = path
         self.scale = scale
         self.on_progress = on_progress
+        self.record_header = struct.Struct(endian + "IIII")
+        self.buf = b""
+        if resume is not None:
+            # a window that starts at a record boundary found elsewhere (wire.capture.splits): the
+            # reader stands at file offset ``resume[1]``, and the link type came from the file header
+            self.linktype, self.base = resume
+            return
         header = reader.read(20)
         if len(header) < 20:
             raise CaptureFileError(f"pcap file header cut short: {4 + len(header)} of 24 bytes", path=path,
@@ -208,8 +220,6 @@ class ClassicPcap:
         _major, _minor, _zone, _sigfigs, _snaplen, linktype = struct.unpack(endian + "HHiIII", header)
         # the top bits of the link-type word may carry an FCS length (pcap-savefile(5)); the type is below
         self.linktype = linktype & 0x0FFFFFFF
-        self.record_header = struct.Struct(endian + "IIII")
-        self.buf = b""
         #: file offset of ``buf[0]``
         self.base = 24
 
@@ -252,16 +262,18 @@ class ClassicPcap:
         self.base += pos
         return True
 
-    def records(self) -> Iterator[Record]:
-        """Every record, in order."""
+    def records(self, *, number: int = 0, stop: int | None = None) -> Iterator[Record]:
+        """Every record, in order; numbered from ``number + 1``. With ``stop``, only the records whose
+        header starts before that file offset (a byte-range split of the file)."""
         unpack_from = self.record_header.unpack_from
         linktype = self.linktype
         scale = self.scale
         buf = self.buf
         pos = 0
         n = len(buf)
-        number = 0
         while True:
+            if stop is not None and self.base + pos >= stop:
+                return
             if n - pos >= 16:
                 sec, frac, incl, _orig = unpack_from(buf, pos)
                 if incl > MAX_RECORD_LENGTH:
