@@ -48,6 +48,7 @@ __all__ = [
     "JsonLines",
     "body_value",
     "code_name",
+    "command_type",
     "compile_filters",
     "display_name",
     "headline",
@@ -124,13 +125,20 @@ DEFAULT_TABLE_FIELDS = ("rocketmq.row", "frame.time_epoch", "tcp.stream", "rocke
                         "rocketmq.command", "rocketmq.opaque", "rocketmq.serialize_type",
                         "rocketmq.body_length", "rocketmq.latency", "rocketmq.summary")
 
-_TYPES = ("request", "response", "request", "oneway")
+#: flag & 3 → type: bit 0 marks a response, bit 1 a oneway request (RemotingCommand.isResponseType,
+#: isOnewayRPC); a response never counts as oneway
+_TYPES = ("request", "response", "oneway", "response")
 _REQ_NAMES = {int(c): c.name for c in RequestCode}
 _RESP_NAMES = {int(c): c.name for c in ResponseCode}
 _HA_TYPES = {"SlaveReport": "report", "Transfer": "transfer", "SlaveHandshake": "handshake",
              "HandshakeReply": "handshake_reply", "TransferAck": "transfer_ack", "EpochTransfer": "transfer"}
 _SEND_CODES = frozenset((10, 310, 320, 36))  # SEND_MESSAGE, _V2, SEND_BATCH_MESSAGE, CONSUMER_SEND_MSG_BACK
 _STORED_RESPONSES = frozenset((11, 12, 33))  # PULL_MESSAGE, QUERY_MESSAGE, VIEW_MESSAGE_BY_ID
+
+
+def command_type(flag: int) -> str:
+    """``request``, ``response`` or ``oneway``, from a command's flag word."""
+    return _TYPES[flag & (FLAG_RESPONSE | FLAG_ONEWAY)]
 
 
 def code_name(code: int, response: bool) -> str:
