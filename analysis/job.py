@@ -127,7 +127,8 @@ def plan_splits(spark: SparkSession, layouts: list[FileLayout], split_bytes: int
     scans: dict[str, list[SplitScan]] = {}
     if work:
         sc.setJobDescription("scan: record boundaries of the byte ranges")
-        for lay_scan in sc.parallelize(work, len(work)).map(tasks.scan_task).collect():
+        slices = min(len(work), 4 * sc.defaultParallelism)
+        for lay_scan in sc.parallelize(work, slices).map(tasks.scan_task).collect():
             scans.setdefault(lay_scan_path(work, lay_scan), []).append(lay_scan)
     out: list[tuple[int, Split, FileLayout]] = []
     rewalked = 0
@@ -168,7 +169,9 @@ def run_job(spark: SparkSession, inputs: list[str], out: Path, *, partitions: in
     roles = roles or PortRoles()
     note("decode")
     sc.setJobDescription("decode: records by flow, reassembly and decoding per flow")
-    rows = (sc.parallelize(splits, max(1, len(splits)))
+    # one task per split for big files; small files share tasks (a task costs more than a small file)
+    slices = max(1, min(len(splits), max(4 * sc.defaultParallelism, sum(1 for s in splits if s[1].records != -1))))
+    rows = (sc.parallelize(splits, slices)
             .mapPartitions(lambda it: tasks.key_records(it, nparts))
             .partitionBy(nparts, _identity)
             .mapPartitionsWithIndex(lambda part, it: tasks.decode_partition(

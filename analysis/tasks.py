@@ -28,11 +28,11 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from wire.capture import CaptureDecoder, CommandRow, HaRow, PacketError, PortRoles, ProblemRow, parse_packet
-from wire.capture.fields import code_name, plain, row_fields
+from wire.capture.fields import code_name, command_type, plain, row_fields
 from wire.capture.splits import FileLayout, Split, SplitScan, scan_split, split_records
 from wire.codes import version_name
 from wire.errors import DecodeError
-from wire.remoting import FLAG_ONEWAY, FLAG_RESPONSE
+from wire.remoting import FLAG_RESPONSE
 
 __all__ = [
     "CONNECTIONS",
@@ -52,7 +52,6 @@ __all__ = [
 COMMANDS, EXCHANGES, MESSAGES, HA, PROBLEMS, CONNECTIONS = range(6)
 TABLES = ("commands", "exchanges", "messages", "ha", "problems", "connections")
 
-_TYPES = ("request", "response", "request", "oneway")
 _ETH_IP4_PORTS = struct.Struct(">4s4sHH")
 _SEND_CODES = frozenset((10, 310, 320))  # SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE
 _STORED = {11: "pull", 12: "query", 33: "view"}  # PULL_MESSAGE, QUERY_MESSAGE, VIEW_MESSAGE_BY_ID
@@ -152,7 +151,7 @@ class _Emitter:
         return (self.capture, self.conn_id(conv.index), conv.role, row.record, row.ts, row.ts_end,
                 "c2s" if row.direction == 0 else "s2c", src, sport, dst, dport,
                 f"{conv.server}:{conv.server_port}", row.offset, row.frame_no, row.size, row.header_length,
-                cmd.serialize_type.name, _TYPES[flag & (FLAG_RESPONSE | FLAG_ONEWAY)], cmd.code,
+                cmd.serialize_type.name, command_type(flag), cmd.code,
                 code_name(cmd.code, response), flag, cmd.opaque, getattr(lang, "name", str(lang)), cmd.version,
                 version_name(cmd.version), cmd.remark, dict(ext), len(cmd.body) if cmd.body else 0,
                 topic, group, queue,
@@ -201,7 +200,7 @@ class _Emitter:
         for m in stored:
             props = m.properties
             try:
-                offset_id: str | None = m.offset_msg_id()
+                offset_id: str | None = m.offset_msg_id
             except DecodeError:
                 offset_id = None
             yield MESSAGES, self._message(row, source, m.topic, m.queue_id, m.queue_offset,
