@@ -171,13 +171,24 @@ def run_job(spark: SparkSession, inputs: list[str], out: Path, *, partitions: in
     sc.setJobDescription("decode: records by flow, reassembly and decoding per flow")
     # one task per split for big files; small files share tasks (a task costs more than a small file)
     slices = max(1, min(len(splits), max(4 * sc.defaultParallelism, sum(1 for s in splits if s[1].records != -1))))
-    rows = (sc.parallelize(splits, slices)
-            .mapPartitions(lambda it: tasks.key_records(it, nparts))
-            .partitionBy(nparts, _identity)
-            .mapPartitionsWithIndex(lambda part, it: tasks.decode_partition(
-                part, _sorted_values(it), captures, roles))
-            .map(_union_row))
-    union = spark.createDataFrame(rows, _union_schema(), verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
+    keyed = (sc.parallelize(splits, slices)
+             .mapPartitions(lambda it: tasks.key_records(it, nparts))
+             .partitionBy(nparts, _identity))
+
+    def decoded(timelines: dict[int, list[tuple[int, int]]] | None) -> DataFrame:
+        rows = keyed.mapPartitionsWithIndex(lambda part, it: tasks.decode_partition(
+            part, _sorted_values(it), captures, roles, timelines)).map(_union_row)
+        return spark.createDataFrame(rows, _union_schema(), verifySchema=False).persist(
+            StorageLevel.MEMORY_AND_DISK)
+
+    union = decoded(None)
+    timelines = _java_timelines(union)
+    if timelines is not None:
+        # an HA stream's variant was decided without a Java version another partition had seen:
+        # decode again (the shuffle is reused) with every file's timeline
+        note("decode again (Java versions across connections)")
+        union.unpersist()
+        union = decoded(timelines)
     try:
         tables = finish_tables(spark, union)
         note("write")
@@ -187,7 +198,8 @@ def run_job(spark: SparkSession, inputs: list[str], out: Path, *, partitions: in
             df.write.mode("overwrite").parquet(str(out / name))
         sc.setJobDescription("count rows")
         for r in union.groupBy("kind").count().collect():
-            counts[tasks.TABLES[r["kind"]]] = int(r["count"])
+            if r["kind"] < len(tasks.TABLES):
+                counts[tasks.TABLES[r["kind"]]] = int(r["count"])
     finally:
         union.unpersist()
     info = [{"path": lay.path, "format": lay.kind, "bytes": lay.size,
@@ -197,6 +209,42 @@ def run_job(spark: SparkSession, inputs: list[str], out: Path, *, partitions: in
     (out / MARKER).write_text(json.dumps({"captures": info, "rows": result.counts, "seconds": result.seconds,
                                           "splits": result.splits, "rewalked": rewalked}, indent=1) + "\n")
     return result
+
+
+def _java_timelines(union: DataFrame) -> dict[int, list[tuple[int, int]]] | None:
+    """Each file's Java version timeline, when some partition decided an HA variant on less than it.
+
+    ``CaptureDecoder`` names an AutoSwitch variant after the newest Java version seen so far in
+    the whole capture; a partition knows only its own connections' versions. The rows say where
+    each partition's version rose and what each decision saw; when a decision saw less than the
+    file had seen before that record, the timelines are needed (None: every decision was exact).
+    """
+    sc_rows = union.where(f"kind >= {tasks.VERSIONS}").select("kind", "versions", "decisions").collect()
+    events: dict[int, list[tuple[int, int]]] = {}
+    decisions = []
+    for r in sc_rows:
+        if r["kind"] == tasks.VERSIONS:
+            v = r["versions"]
+            events.setdefault(v["file"], []).append((v["record"], v["version"]))
+        else:
+            decisions.append(r["decisions"])
+    if not decisions:
+        return None
+    timelines: dict[int, list[tuple[int, int]]] = {}
+    for f, evs in events.items():
+        evs.sort()
+        best = 0
+        line = []
+        for record, version in evs:
+            if version > best:
+                best = version
+                line.append((record, version))
+        timelines[f] = line
+    for d in decisions:
+        seen = max((v for rec, v in timelines.get(d["file"], []) if rec < d["record"]), default=0)
+        if seen != d["version"]:
+            return timelines
+    return None
 
 
 def _identity(k: int) -> int:
@@ -216,7 +264,7 @@ def _file_record(v: tuple[int, int, float, int, bytes]) -> tuple[int, int]:
 
 def _union_row(item: tuple[int, tuple[Any, ...]]) -> tuple[Any, ...]:
     table, row = item
-    cells: list[Any] = [table, None, None, None, None, None, None]
+    cells: list[Any] = [table, None, None, None, None, None, None, None, None]
     cells[1 + table] = row
     return tuple(cells)
 
@@ -226,6 +274,10 @@ def _union_schema() -> Any:
 
     fields = [StructField("kind", IntegerType(), False)]
     fields.extend(StructField(name, spark_schema(RAW[name]), True) for name in tasks.TABLES)
+    fields.append(StructField("versions", spark_schema([("file", "int", ""), ("record", "bigint", ""),
+                                                        ("version", "int", "")]), True))
+    fields.append(StructField("decisions", spark_schema([("file", "int", ""), ("conn", "bigint", ""),
+                                                         ("record", "bigint", ""), ("version", "int", "")]), True))
     return StructType(fields)
 
 

@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 # table numbers of the rows the reduce side emits: (table, row tuple)
-COMMANDS, EXCHANGES, MESSAGES, HA, PROBLEMS, CONNECTIONS = range(6)
+COMMANDS, EXCHANGES, MESSAGES, HA, PROBLEMS, CONNECTIONS, VERSIONS, DECISIONS = range(8)
 TABLES = ("commands", "exchanges", "messages", "ha", "problems", "connections")
 
 _ETH_IP4_PORTS = struct.Struct(">4s4sHH")
@@ -314,29 +314,95 @@ def _subject(ext: Any) -> tuple[str | None, str | None, int | None]:
     return topic, group, queue
 
 
+class _TimelineDecoder(CaptureDecoder):
+    """A decoder that also knows the Java versions other partitions saw before each record.
+
+    ``CaptureDecoder.java_version`` (the newest Java ``version`` seen so far in the capture) names
+    the AutoSwitch variant of an HA stream joined after its handshake; a partition sees only its
+    own connections, so the driver hands it the whole file's timeline when that matters.
+    """
+
+    def __init__(self, timeline: list[tuple[int, int]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.timeline = timeline
+        self.at = 0
+
+    def catch_up(self, record: int) -> None:
+        """Take in the versions seen before ``record``."""
+        tl = self.timeline
+        while self.at < len(tl) and tl[self.at][0] < record:
+            if tl[self.at][1] > self.java_version:
+                self.java_version = tl[self.at][1]
+            self.at += 1
+
+    def feed(self, record: int, ts: float, linktype: int, data: bytes) -> None:
+        self.catch_up(record)
+        super().feed(record, ts, linktype, data)
+
+    def finish(self) -> None:
+        self.catch_up(FINISHED)
+        super().finish()
+
+
 def decode_partition(part: int, records: Iterable[tuple[int, int, float, int, bytes]],
-                     captures: list[str], roles: PortRoles
+                     captures: list[str], roles: PortRoles,
+                     timelines: dict[int, list[tuple[int, int]]] | None = None
                      ) -> Iterator[tuple[int, tuple[Any, ...]]]:
-    """Reduce side: one partition's records, sorted by (file, record), through one decoder per file."""
+    """Reduce side: one partition's records, sorted by (file, record), through one decoder per file.
+
+    Besides the table rows it emits ``VERSIONS`` rows (file, record, version) where the newest Java
+    version seen rises, and ``DECISIONS`` rows (file, conn, record, version) where a connection is
+    found to be HA, with the version the decision saw; the driver checks those against the whole
+    file and runs the partition again with ``timelines`` where they differ.
+    """
     dec: CaptureDecoder | None = None
     emitter: _Emitter | None = None
     current = -1
+    undecided: list[Any] = []
+    seen = 0
     for file_id, number, ts, linktype, data in records:
         if file_id != current:
             if dec is not None and emitter is not None:
-                yield from _finish(dec, emitter)
+                yield from _finish(dec, emitter, current, undecided)
             current = file_id
-            dec = CaptureDecoder(roles=roles, capture=captures[file_id])
+            tl = (timelines or {}).get(file_id)
+            if tl is not None:
+                dec = _TimelineDecoder(tl, roles=roles, capture=captures[file_id])
+            else:
+                dec = CaptureDecoder(roles=roles, capture=captures[file_id])
             emitter = _Emitter(captures[file_id], part)
+            undecided = []
+            seen = 0
         assert dec is not None and emitter is not None
+        before = dec.java_version
         dec.feed(number, ts, linktype, data)
+        if dec.java_version > before:
+            yield VERSIONS, (file_id, number, dec.java_version)
+        if len(dec.conversations) > seen:
+            undecided.extend(dec.conversations[seen:])
+            seen = len(dec.conversations)
+        if undecided:
+            yield from _decisions(emitter, file_id, undecided, number, before)
         if dec.rows:
             yield from emitter.rows(dec, dec.take(), number, False)
     if dec is not None and emitter is not None:
-        yield from _finish(dec, emitter)
+        yield from _finish(dec, emitter, current, undecided)
 
 
-def _finish(dec: CaptureDecoder, emitter: _Emitter) -> Iterator[tuple[int, tuple[Any, ...]]]:
+def _decisions(emitter: _Emitter, file_id: int, undecided: list[Any], number: int, version: int
+               ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    for conv in list(undecided):
+        if conv.ha_variant is not None:
+            undecided.remove(conv)
+            yield DECISIONS, (file_id, emitter.conn_id(conv.index), number, version)
+        elif conv.protocol in ("remoting", "other"):
+            undecided.remove(conv)
+
+
+def _finish(dec: CaptureDecoder, emitter: _Emitter, file_id: int, undecided: list[Any]
+            ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    before = dec.java_version
     dec.finish()
+    yield from _decisions(emitter, file_id, undecided, FINISHED, before)
     yield from emitter.rows(dec, dec.take(), FINISHED, True)
     yield from emitter.connections(dec)
