@@ -75,15 +75,22 @@ def expand_inputs(inputs: Iterable[str]) -> list[str]:
         if "://" in item:
             scheme, _, rest = item.partition("://")
             if scheme != "file":
-                raise AnalysisError(f"{item}: only local paths and file:// are read (executors read byte ranges "
-                                    "with file I/O; on a cluster, put the captures on a path every worker mounts)")
+                raise AnalysisError(
+                    f"{item}: only local paths and file:// are read (executors read byte ranges "
+                    "with file I/O; on a cluster, put the captures on a path every worker mounts)"
+                )
             item = rest
         p = Path(item)
         if p.is_dir():
-            found = sorted(str(f) for f in p.rglob("*") if f.is_file() and f.name.endswith(_CAPTURE_SUFFIXES)
-                           and not f.name.startswith((".", "_")))
+            found = sorted(
+                str(f)
+                for f in p.rglob("*")
+                if f.is_file() and f.name.endswith(_CAPTURE_SUFFIXES) and not f.name.startswith((".", "_"))
+            )
             if not found:
-                raise AnalysisError(f"{item}: no capture files (*.pcap, *.pcapng, *.cap, gzip'd) in the directory")
+                raise AnalysisError(
+                    f"{item}: no capture files (*.pcap, *.pcapng, *.cap, gzip'd) in the directory"
+                )
             out.extend(found)
         elif p.is_file():
             out.append(str(p))
@@ -109,8 +116,10 @@ def prepare_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise AnalysisError(f"--out {out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise AnalysisError(f"--out {out}: the directory is not empty and holds no previous analysis "
-                            f"({MARKER}); choose a new or empty directory")
+        raise AnalysisError(
+            f"--out {out}: the directory is not empty and holds no previous analysis "
+            f"({MARKER}); choose a new or empty directory"
+        )
     out.mkdir(parents=True, exist_ok=True)
     for name in COLUMNS:
         target = out / name
@@ -118,8 +127,9 @@ def prepare_out(out: Path) -> None:
             shutil.rmtree(target)
 
 
-def plan_splits(spark: SparkSession, layouts: list[FileLayout], split_bytes: int
-                ) -> tuple[list[tuple[int, Split, FileLayout]], int]:
+def plan_splits(
+    spark: SparkSession, layouts: list[FileLayout], split_bytes: int
+) -> tuple[list[tuple[int, Split, FileLayout]], int]:
     """Stage 1: the exact splits of every file, and how many had to be re-walked."""
     sc = spark.sparkContext
     ranges = [(fid, lay, plan_ranges(lay, split_bytes)) for fid, lay in enumerate(layouts)]
@@ -134,7 +144,9 @@ def plan_splits(spark: SparkSession, layouts: list[FileLayout], split_bytes: int
     rewalked = 0
     for fid, lay, rs in ranges:
         if len(rs) == 1:
-            out.append((fid, Split(lay.path, 0, lay.data_start, max(lay.size, lay.data_start) + 1, 0, -1), lay))
+            out.append(
+                (fid, Split(lay.path, 0, lay.data_start, max(lay.size, lay.data_start) + 1, 0, -1), lay)
+            )
             continue
         plan, n = resolve(lay, scans[lay.path])
         rewalked += n
@@ -150,9 +162,16 @@ def lay_scan_path(work: list[tuple[FileLayout, int, int, int]], scan: SplitScan)
     raise AssertionError("a scan of no planned range")  # pragma: no cover
 
 
-def run_job(spark: SparkSession, inputs: list[str], out: Path, *, partitions: int | None = None,
-            split_bytes: int = SPLIT_BYTES, roles: PortRoles | None = None,
-            on_stage: Callable[[str], None] | None = None) -> JobResult:
+def run_job(
+    spark: SparkSession,
+    inputs: list[str],
+    out: Path,
+    *,
+    partitions: int | None = None,
+    split_bytes: int = SPLIT_BYTES,
+    roles: PortRoles | None = None,
+    on_stage: Callable[[str], None] | None = None,
+) -> JobResult:
     """Run the whole batch job; the tables end up as Parquet under ``out``."""
     started = time.monotonic()
     note = on_stage or (lambda _s: None)
@@ -170,16 +189,22 @@ def run_job(spark: SparkSession, inputs: list[str], out: Path, *, partitions: in
     note("decode")
     sc.setJobDescription("decode: records by flow, reassembly and decoding per flow")
     # one task per split for big files; small files share tasks (a task costs more than a small file)
-    slices = max(1, min(len(splits), max(4 * sc.defaultParallelism, sum(1 for s in splits if s[1].records != -1))))
-    keyed = (sc.parallelize(splits, slices)
-             .mapPartitions(lambda it: tasks.key_records(it, nparts))
-             .partitionBy(nparts, _identity))
+    slices = max(
+        1, min(len(splits), max(4 * sc.defaultParallelism, sum(1 for s in splits if s[1].records != -1)))
+    )
+    keyed = (
+        sc.parallelize(splits, slices)
+        .mapPartitions(lambda it: tasks.key_records(it, nparts))
+        .partitionBy(nparts, _identity)
+    )
 
     def decoded(timelines: dict[int, list[tuple[int, int]]] | None) -> DataFrame:
-        rows = keyed.mapPartitionsWithIndex(lambda part, it: tasks.decode_partition(
-            part, _sorted_values(it), captures, roles, timelines)).map(_union_row)
+        rows = keyed.mapPartitionsWithIndex(
+            lambda part, it: tasks.decode_partition(part, _sorted_values(it), captures, roles, timelines)
+        ).map(_union_row)
         return spark.createDataFrame(rows, _union_schema(), verifySchema=False).persist(
-            StorageLevel.MEMORY_AND_DISK)
+            StorageLevel.MEMORY_AND_DISK
+        )
 
     union = decoded(None)
     timelines = _java_timelines(union)
@@ -202,12 +227,36 @@ def run_job(spark: SparkSession, inputs: list[str], out: Path, *, partitions: in
                 counts[tasks.TABLES[r["kind"]]] = int(r["count"])
     finally:
         union.unpersist()
-    info = [{"path": lay.path, "format": lay.kind, "bytes": lay.size,
-             "splits": sum(1 for fid, _s, _l in splits if fid == i)} for i, lay in enumerate(layouts)]
-    result = JobResult(out, info, {name: counts.get(name, 0) for name in tasks.TABLES},
-                       time.monotonic() - started, len(splits), rewalked)
-    (out / MARKER).write_text(json.dumps({"captures": info, "rows": result.counts, "seconds": result.seconds,
-                                          "splits": result.splits, "rewalked": rewalked}, indent=1) + "\n")
+    info = [
+        {
+            "path": lay.path,
+            "format": lay.kind,
+            "bytes": lay.size,
+            "splits": sum(1 for fid, _s, _l in splits if fid == i),
+        }
+        for i, lay in enumerate(layouts)
+    ]
+    result = JobResult(
+        out,
+        info,
+        {name: counts.get(name, 0) for name in tasks.TABLES},
+        time.monotonic() - started,
+        len(splits),
+        rewalked,
+    )
+    (out / MARKER).write_text(
+        json.dumps(
+            {
+                "captures": info,
+                "rows": result.counts,
+                "seconds": result.seconds,
+                "splits": result.splits,
+                "rewalked": rewalked,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     return result
 
 
@@ -251,11 +300,12 @@ def _identity(k: int) -> int:
     return k
 
 
-def _sorted_values(items: Iterator[tuple[int, Any]]) -> Iterator[Any]:
-    """A partition's records in (file, record) order, sorted with spilling to disk when large."""
+def _sorted_values(items: Iterable[tuple[int, Any]]) -> Iterator[Any]:
+    """A partition's records in (file, record) order, sorted with spilling to disk past 256 MB."""
     from pyspark.shuffle import ExternalSorter
 
-    return iter(ExternalSorter(256).sorted((v for _k, v in items), key=_file_record))
+    sorter: Any = ExternalSorter(256)  # type: ignore[no-untyped-call]  # untyped in pyspark
+    return iter(sorter.sorted((v for _k, v in items), key=_file_record))
 
 
 def _file_record(v: tuple[int, int, float, int, bytes]) -> tuple[int, int]:
@@ -274,10 +324,27 @@ def _union_schema() -> Any:
 
     fields = [StructField("kind", IntegerType(), False)]
     fields.extend(StructField(name, spark_schema(RAW[name]), True) for name in tasks.TABLES)
-    fields.append(StructField("versions", spark_schema([("file", "int", ""), ("record", "bigint", ""),
-                                                        ("version", "int", "")]), True))
-    fields.append(StructField("decisions", spark_schema([("file", "int", ""), ("conn", "bigint", ""),
-                                                         ("record", "bigint", ""), ("version", "int", "")]), True))
+    fields.append(
+        StructField(
+            "versions",
+            spark_schema([("file", "int", ""), ("record", "bigint", ""), ("version", "int", "")]),
+            True,
+        )
+    )
+    fields.append(
+        StructField(
+            "decisions",
+            spark_schema(
+                [
+                    ("file", "int", ""),
+                    ("conn", "bigint", ""),
+                    ("record", "bigint", ""),
+                    ("version", "int", ""),
+                ]
+            ),
+            True,
+        )
+    )
     return StructType(fields)
 
 
@@ -287,24 +354,40 @@ def finish_tables(spark: SparkSession, union: DataFrame) -> dict[str, DataFrame]
     from pyspark.sql.window import Window
 
     raw = {name: union.where(F.col("kind") == i).select(f"{name}.*") for i, name in enumerate(tasks.TABLES)}
-    streams = (raw["connections"]
-               .withColumn("stream", (F.row_number().over(Window.partitionBy("capture").orderBy("first_record")) - 1)
-                           .cast("int"))
-               .select("capture", "conn", "stream", "local_stream"))
+    streams = (
+        raw["connections"]
+        .withColumn(
+            "stream",
+            (F.row_number().over(Window.partitionBy("capture").orderBy("first_record")) - 1).cast("int"),
+        )
+        .select("capture", "conn", "stream", "local_stream")
+    )
     out: dict[str, DataFrame] = {}
     for name, df in raw.items():
         if name == "connections":
             joined = df.join(streams.select("capture", "conn", "stream"), ["capture", "conn"], "left")
         elif name == "problems":
-            joined = df.join(F.broadcast(streams.select("capture", "conn", "stream")), ["capture", "conn"], "left")
+            joined = df.join(
+                F.broadcast(streams.select("capture", "conn", "stream")), ["capture", "conn"], "left"
+            )
             # the message names the stream by number: the partition's number becomes the file's
             local = F.concat(F.lit("stream "), F.col("local_stream").cast("string"))
-            joined = joined.withColumn("message", F.when(
-                F.col("stream").isNotNull() & F.col("message").startswith(local),
-                F.concat(F.lit("stream "), F.col("stream").cast("string"),
-                         F.expr("substring(message, length(concat('stream ', cast(local_stream as string))) + 1)")))
-                .otherwise(F.col("message")))
+            joined = joined.withColumn(
+                "message",
+                F.when(
+                    F.col("stream").isNotNull() & F.col("message").startswith(local),
+                    F.concat(
+                        F.lit("stream "),
+                        F.col("stream").cast("string"),
+                        F.expr(
+                            "substring(message, length(concat('stream ', cast(local_stream as string))) + 1)"
+                        ),
+                    ),
+                ).otherwise(F.col("message")),
+            )
         else:
-            joined = df.join(F.broadcast(streams.select("capture", "conn", "stream")), ["capture", "conn"], "left")
+            joined = df.join(
+                F.broadcast(streams.select("capture", "conn", "stream")), ["capture", "conn"], "left"
+            )
         out[name] = joined.select(*[c for c, _t, _d in COLUMNS[name]])
     return out

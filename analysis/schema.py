@@ -22,14 +22,17 @@ _WHERE: list[Column] = [
 
 #: columns of the row tuples, per table, as the executors emit them
 RAW: dict[str, list[Column]] = {
-    "commands": _WHERE + [
+    "commands": [
+        *_WHERE,
         ("role", "string", "role of the server port: namesrv, broker, vip, controller, ha, remoting or null"),
         ("record", "bigint", "capture record (from 1) holding the frame's first byte (`frame.number`)"),
         ("ts", "double", "capture time of that record, seconds since the epoch"),
         ("ts_end", "double", "capture time of the record holding the frame's last byte"),
         ("direction", "string", "c2s (client to server) or s2c"),
-        ("src", "string", "source address"), ("src_port", "int", "source port"),
-        ("dst", "string", "destination address"), ("dst_port", "int", "destination port"),
+        ("src", "string", "source address"),
+        ("src_port", "int", "source port"),
+        ("dst", "string", "destination address"),
+        ("dst_port", "int", "destination port"),
         ("server", "string", "server endpoint host:port (the broker, name server or controller)"),
         ("offset", "bigint", "stream offset of the frame in its direction"),
         ("frame_no", "bigint", "frame number in its direction, from 0"),
@@ -54,10 +57,15 @@ RAW: dict[str, list[Column]] = {
         ("request_record", "bigint", "for a response: its request's record"),
         ("request_offset", "bigint", "for a response: its request's stream offset"),
         ("latency", "double", "for a response: seconds from the request's last byte to its first"),
-        ("emit_record", "bigint", "ordering: record whose arrival produced the row (2^62: the capture's end)"),
+        (
+            "emit_record",
+            "bigint",
+            "ordering: record whose arrival produced the row (2^62: the capture's end)",
+        ),
         ("emit_index", "bigint", "ordering: place among the rows of that record"),
     ],
-    "exchanges": _WHERE + [
+    "exchanges": [
+        *_WHERE,
         ("role", "string", "role of the server port"),
         ("client", "string", "client endpoint host:port"),
         ("server", "string", "server endpoint host:port"),
@@ -84,7 +92,8 @@ RAW: dict[str, list[Column]] = {
         ("response_remark", "string", "response remark"),
         ("latency", "double", "seconds from the request's last byte to the response's first"),
     ],
-    "messages": _WHERE + [
+    "messages": [
+        *_WHERE,
         ("source", "string", "send (a send request's body), pull, query or view (a stored-message answer)"),
         ("record", "bigint", "record of the carrying frame's first byte"),
         ("ts", "double", "time of that record"),
@@ -104,7 +113,8 @@ RAW: dict[str, list[Column]] = {
         ("store_host", "string", "store host:port (stored messages)"),
         ("error", "string", "why the body did not decode (then the other message columns are null)"),
     ],
-    "ha": _WHERE + [
+    "ha": [
+        *_WHERE,
         ("record", "bigint", "record of the frame's first byte"),
         ("ts", "double", "time of that record"),
         ("ts_end", "double", "time of the frame's last byte"),
@@ -143,11 +153,14 @@ RAW: dict[str, list[Column]] = {
         ("emit_record", "bigint", "ordering, as in commands"),
         ("emit_index", "bigint", "ordering, as in commands"),
     ],
-    "connections": _WHERE + [
+    "connections": [
+        *_WHERE,
         ("local_stream", "bigint", "(raw only) the connection's number within its partition"),
         ("first_record", "bigint", "record that opened the connection"),
-        ("client", "string", "client address"), ("client_port", "int", "client port"),
-        ("server", "string", "server address"), ("server_port", "int", "server port"),
+        ("client", "string", "client address"),
+        ("client_port", "int", "client port"),
+        ("server", "string", "server address"),
+        ("server_port", "int", "server port"),
         ("role", "string", "role of the server port"),
         ("protocol", "string", "remoting, ha, other or unknown"),
         ("ha_variant", "string", "HA protocol variant"),
@@ -164,11 +177,17 @@ RAW: dict[str, list[Column]] = {
     ],
 }
 
-_STREAM: Column = ("stream", "int", "TCP stream number (`tcp.stream` of mqctl pcap), null for a packet problem")
+_STREAM: Column = (
+    "stream",
+    "int",
+    "TCP stream number (`tcp.stream` of mqctl pcap), null for a packet problem",
+)
 
 #: the written tables: the raw columns without ``local_stream``, with ``stream`` after ``conn``
 COLUMNS: dict[str, list[Column]] = {
-    name: [c for col in cols for c in ((col, _STREAM) if col[0] == "conn" else (col,)) if c[0] != "local_stream"]
+    name: [
+        c for col in cols for c in ((col, _STREAM) if col[0] == "conn" else (col,)) if c[0] != "local_stream"
+    ]
     for name, cols in RAW.items()
 }
 

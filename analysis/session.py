@@ -23,21 +23,31 @@ __all__ = ["LOG4J2", "build_session", "default_conf"]
 LOG4J2 = Path(__file__).with_name("log4j2.properties")
 
 
-def default_conf(master: str = "local[*]", *, driver_memory: str = "1g", shuffle_partitions: int = 8,
-                 app_name: str = "mqctl analyze", extra: dict[str, str] | None = None) -> SparkConf:
+def default_conf(
+    master: str = "local[*]",
+    *,
+    driver_memory: str = "1g",
+    shuffle_partitions: int = 8,
+    app_name: str = "mqctl analyze",
+    extra: dict[str, str] | None = None,
+) -> SparkConf:
     quiet = f"-Dlog4j2.configurationFile=file:{LOG4J2}"
-    conf = (SparkConf().setMaster(master).setAppName(app_name)
-            .set("spark.driver.memory", driver_memory)
-            .set("spark.executor.memory", driver_memory)
-            .set("spark.sql.shuffle.partitions", str(shuffle_partitions))
-            .set("spark.default.parallelism", str(shuffle_partitions))
-            .set("spark.ui.enabled", "false")
-            .set("spark.ui.showConsoleProgress", "false")
-            .set("spark.driver.extraJavaOptions", quiet)
-            .set("spark.executor.extraJavaOptions", quiet)
-            .set("spark.sql.session.timeZone", "UTC")
-            .set("spark.python.worker.reuse", "true")
-            .set("spark.sql.adaptive.enabled", "true"))
+    conf = (
+        SparkConf()
+        .setMaster(master)
+        .setAppName(app_name)
+        .set("spark.driver.memory", driver_memory)
+        .set("spark.executor.memory", driver_memory)
+        .set("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .set("spark.default.parallelism", str(shuffle_partitions))
+        .set("spark.ui.enabled", "false")
+        .set("spark.ui.showConsoleProgress", "false")
+        .set("spark.driver.extraJavaOptions", quiet)
+        .set("spark.executor.extraJavaOptions", quiet)
+        .set("spark.sql.session.timeZone", "UTC")
+        .set("spark.python.worker.reuse", "true")
+        .set("spark.sql.adaptive.enabled", "true")
+    )
     if master.startswith(("local", "spark://")) or "127.0.0.1" in master:
         conf.set("spark.driver.host", "127.0.0.1").set("spark.driver.bindAddress", "127.0.0.1")
     for k, v in (extra or {}).items():

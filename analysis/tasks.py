@@ -56,8 +56,17 @@ _ETH_IP4_PORTS = struct.Struct(">4s4sHH")
 _SEND_CODES = frozenset((10, 310, 320))  # SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE
 _STORED = {11: "pull", 12: "query", 33: "view"}  # PULL_MESSAGE, QUERY_MESSAGE, VIEW_MESSAGE_BY_ID
 #: V2 send headers (SendMessageRequestHeaderV2) use one-letter names for the V1 fields
-_V2 = {"producerGroup": "a", "topic": "b", "queueId": "e", "sysFlag": "f", "bornTimestamp": "g", "flag": "h",
-       "properties": "i", "reconsumeTimes": "j", "batch": "m"}
+_V2 = {
+    "producerGroup": "a",
+    "topic": "b",
+    "queueId": "e",
+    "sysFlag": "f",
+    "bornTimestamp": "g",
+    "flag": "h",
+    "properties": "i",
+    "reconsumeTimes": "j",
+    "batch": "m",
+}
 _FINISH_SHIFT = 20
 #: ``emit_record`` of the rows the end of the capture produces (after every record)
 FINISHED = 1 << 62
@@ -71,15 +80,24 @@ def scan_task(item: tuple[FileLayout, int, int, int]) -> SplitScan:
 def _ip4_ports(linktype: int, data: bytes) -> tuple[bytes, int, bytes, int] | None:
     """(src, sport, dst, dport) of an Ethernet/IPv4/TCP packet without options or fragments, the
     shape :meth:`CaptureDecoder.feed` takes its own short way for; else None (parse_packet decides)."""
-    if (linktype == 1 and len(data) >= 54 and data[12] == 8 and data[13] == 0 and data[14] == 0x45
-            and data[23] == 6 and not data[20] & 0x3F and not data[21]):
+    if (
+        linktype == 1
+        and len(data) >= 54
+        and data[12] == 8
+        and data[13] == 0
+        and data[14] == 0x45
+        and data[23] == 6
+        and not data[20] & 0x3F
+        and not data[21]
+    ):
         src, dst, sport, dport = _ETH_IP4_PORTS.unpack_from(data, 26)
         return src, sport, dst, dport
     return None
 
 
-def key_records(splits: Iterable[tuple[int, Split, FileLayout]], partitions: int
-                ) -> Iterator[tuple[int, tuple[int, int, float, int, bytes]]]:
+def key_records(
+    splits: Iterable[tuple[int, Split, FileLayout]], partitions: int
+) -> Iterator[tuple[int, tuple[int, int, float, int, bytes]]]:
     """Map side: each record of the splits as ``(reduce partition, (file, record, ts, linktype, data))``.
 
     The partition is a hash of the file and the connection's two endpoints (in a fixed order), so
@@ -116,8 +134,9 @@ class _Emitter:
     def conn_id(self, index: int) -> int:
         return (self.part << 32) | index
 
-    def rows(self, dec: CaptureDecoder, rows: list[Any], emit_record: int, finishing: bool
-             ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    def rows(
+        self, dec: CaptureDecoder, rows: list[Any], emit_record: int, finishing: bool
+    ) -> Iterator[tuple[int, tuple[Any, ...]]]:
         firsts = dec.reassembler.connections
         for k, row in enumerate(rows):
             if finishing:
@@ -148,33 +167,80 @@ class _Emitter:
         lang = cmd.language
         req = row.request
         topic, group, queue = _subject(req.command.ext_fields if response and req is not None else ext)
-        return (self.capture, self.conn_id(conv.index), conv.role, row.record, row.ts, row.ts_end,
-                "c2s" if row.direction == 0 else "s2c", src, sport, dst, dport,
-                f"{conv.server}:{conv.server_port}", row.offset, row.frame_no, row.size, row.header_length,
-                cmd.serialize_type.name, command_type(flag), cmd.code,
-                code_name(cmd.code, response), flag, cmd.opaque, getattr(lang, "name", str(lang)), cmd.version,
-                version_name(cmd.version), cmd.remark, dict(ext), len(cmd.body) if cmd.body else 0,
-                topic, group, queue,
-                req.command.code if req is not None else None,
-                req.record if req is not None else None,
-                req.offset if req is not None else None,
-                row.ts - req.ts_end if req is not None else None,
-                emit_record, emit_index)
+        return (
+            self.capture,
+            self.conn_id(conv.index),
+            conv.role,
+            row.record,
+            row.ts,
+            row.ts_end,
+            "c2s" if row.direction == 0 else "s2c",
+            src,
+            sport,
+            dst,
+            dport,
+            f"{conv.server}:{conv.server_port}",
+            row.offset,
+            row.frame_no,
+            row.size,
+            row.header_length,
+            cmd.serialize_type.name,
+            command_type(flag),
+            cmd.code,
+            code_name(cmd.code, response),
+            flag,
+            cmd.opaque,
+            getattr(lang, "name", str(lang)),
+            cmd.version,
+            version_name(cmd.version),
+            cmd.remark,
+            dict(ext),
+            len(cmd.body) if cmd.body else 0,
+            topic,
+            group,
+            queue,
+            req.command.code if req is not None else None,
+            req.record if req is not None else None,
+            req.offset if req is not None else None,
+            row.ts - req.ts_end if req is not None else None,
+            emit_record,
+            emit_index,
+        )
 
     def exchange(self, req: CommandRow, resp: CommandRow | None) -> tuple[Any, ...]:
         cmd = req.command
         conv = req.conv
         topic, group, queue = _subject(cmd.ext_fields)
         r = resp.command if resp is not None else None
-        return (self.capture, self.conn_id(conv.index), conv.role, f"{conv.client}:{conv.client_port}",
-                f"{conv.server}:{conv.server_port}", "c2s" if req.direction == 0 else "s2c",
-                cmd.code, code_name(cmd.code, False), cmd.opaque, getattr(cmd.language, "name", str(cmd.language)),
-                cmd.version, topic, group, queue, req.record, req.offset, req.ts, req.ts_end, req.size,
-                resp.record if resp is not None else None, resp.offset if resp is not None else None,
-                resp.ts if resp is not None else None, resp.size if resp is not None else None,
-                r.code if r is not None else None, code_name(r.code, True) if r is not None else None,
-                r.remark if r is not None else None,
-                resp.ts - req.ts_end if resp is not None else None)
+        return (
+            self.capture,
+            self.conn_id(conv.index),
+            conv.role,
+            f"{conv.client}:{conv.client_port}",
+            f"{conv.server}:{conv.server_port}",
+            "c2s" if req.direction == 0 else "s2c",
+            cmd.code,
+            code_name(cmd.code, False),
+            cmd.opaque,
+            getattr(cmd.language, "name", str(cmd.language)),
+            cmd.version,
+            topic,
+            group,
+            queue,
+            req.record,
+            req.offset,
+            req.ts,
+            req.ts_end,
+            req.size,
+            resp.record if resp is not None else None,
+            resp.offset if resp is not None else None,
+            resp.ts if resp is not None else None,
+            resp.size if resp is not None else None,
+            r.code if r is not None else None,
+            code_name(r.code, True) if r is not None else None,
+            r.remark if r is not None else None,
+            resp.ts - req.ts_end if resp is not None else None,
+        )
 
     def messages(self, row: CommandRow) -> Iterator[tuple[int, tuple[Any, ...]]]:
         cmd = row.command
@@ -194,8 +260,12 @@ class _Emitter:
         try:
             stored = decode_messages(body)
         except DecodeError as err:
-            yield MESSAGES, self._message(row, source, None, None, None, None, {}, len(body), None, None, None,
-                                          None, str(err))
+            yield (
+                MESSAGES,
+                self._message(
+                    row, source, None, None, None, None, {}, len(body), None, None, None, None, str(err)
+                ),
+            )
             return
         for m in stored:
             props = m.properties
@@ -203,15 +273,30 @@ class _Emitter:
                 offset_id: str | None = m.offset_msg_id
             except DecodeError:
                 offset_id = None
-            yield MESSAGES, self._message(row, source, m.topic, m.queue_id, m.queue_offset,
-                                          props.get("UNIQ_KEY") or offset_id, props, len(m.body),
-                                          m.born_timestamp, m.store_timestamp, m.reconsume_times,
-                                          f"{m.store_host.host}:{m.store_host.port}", None)
+            yield (
+                MESSAGES,
+                self._message(
+                    row,
+                    source,
+                    m.topic,
+                    m.queue_id,
+                    m.queue_offset,
+                    props.get("UNIQ_KEY") or offset_id,
+                    props,
+                    len(m.body),
+                    m.born_timestamp,
+                    m.store_timestamp,
+                    m.reconsume_times,
+                    f"{m.store_host.host}:{m.store_host.port}",
+                    None,
+                ),
+            )
 
     def _sent(self, row: CommandRow) -> Iterator[tuple[int, tuple[Any, ...]]]:
         from wire.message import decode_batch, decode_properties
 
         cmd = row.command
+        body = cmd.body or b""
         ext = cmd.ext_fields
         v2 = "b" in ext and "topic" not in ext
 
@@ -225,27 +310,104 @@ class _Emitter:
         try:
             props = decode_properties(get("properties") or "")
         except DecodeError as err:
-            yield MESSAGES, self._message(row, "send", topic, queue, None, None, {}, len(cmd.body), born, None,
-                                          reconsume, None, str(err))
+            yield (
+                MESSAGES,
+                self._message(
+                    row,
+                    "send",
+                    topic,
+                    queue,
+                    None,
+                    None,
+                    {},
+                    len(body),
+                    born,
+                    None,
+                    reconsume,
+                    None,
+                    str(err),
+                ),
+            )
             return
         if cmd.code == 320 or get("batch") == "true":
             try:
-                entries = decode_batch(cmd.body)
+                entries = decode_batch(body)
             except DecodeError as err:
-                yield MESSAGES, self._message(row, "send", topic, queue, None, None, props, len(cmd.body), born,
-                                              None, reconsume, None, str(err))
+                yield (
+                    MESSAGES,
+                    self._message(
+                        row,
+                        "send",
+                        topic,
+                        queue,
+                        None,
+                        None,
+                        props,
+                        len(body),
+                        born,
+                        None,
+                        reconsume,
+                        None,
+                        str(err),
+                    ),
+                )
                 return
             for e in entries:
                 p = {**props, **e.properties}
-                yield MESSAGES, self._message(row, "send", topic, queue, None, p.get("UNIQ_KEY"), p, len(e.body),
-                                              born, None, reconsume, None, None)
+                yield (
+                    MESSAGES,
+                    self._message(
+                        row,
+                        "send",
+                        topic,
+                        queue,
+                        None,
+                        p.get("UNIQ_KEY"),
+                        p,
+                        len(e.body),
+                        born,
+                        None,
+                        reconsume,
+                        None,
+                        None,
+                    ),
+                )
             return
-        yield MESSAGES, self._message(row, "send", topic, queue, None, props.get("UNIQ_KEY"), props,
-                                      len(cmd.body), born, None, reconsume, None, None)
+        yield (
+            MESSAGES,
+            self._message(
+                row,
+                "send",
+                topic,
+                queue,
+                None,
+                props.get("UNIQ_KEY"),
+                props,
+                len(body),
+                born,
+                None,
+                reconsume,
+                None,
+                None,
+            ),
+        )
 
-    def _message(self, row: CommandRow, source: str, topic: str | None, queue: int | None, queue_offset: int | None,
-                 msg_id: str | None, props: Any, size: int, born: int | None, stored: int | None,
-                 reconsume: int | None, store_host: str | None, error: str | None) -> tuple[Any, ...]:
+    def _message(
+        self,
+        row: CommandRow,
+        source: str,
+        topic: str | None,
+        queue: int | None,
+        queue_offset: int | None,
+        msg_id: str | None,
+        props: Any,
+        size: int,
+        born: int | None,
+        stored: int | None,
+        reconsume: int | None,
+        store_host: str | None,
+        error: str | None,
+    ) -> tuple[Any, ...]:
         conv = row.conv
         req = row.request
         group = None
@@ -253,31 +415,78 @@ class _Emitter:
             group = req.command.ext_fields.get("consumerGroup")
         else:
             group = row.command.ext_fields.get("a" if "b" in row.command.ext_fields else "producerGroup")
-        return (self.capture, self.conn_id(conv.index), source, row.record, row.ts,
-                f"{conv.client}:{conv.client_port}", f"{conv.server}:{conv.server_port}", group, topic, queue,
-                queue_offset, msg_id, props.get("KEYS"), props.get("TAGS"), size, born, stored, reconsume,
-                store_host, error)
+        return (
+            self.capture,
+            self.conn_id(conv.index),
+            source,
+            row.record,
+            row.ts,
+            f"{conv.client}:{conv.client_port}",
+            f"{conv.server}:{conv.server_port}",
+            group,
+            topic,
+            queue,
+            queue_offset,
+            msg_id,
+            props.get("KEYS"),
+            props.get("TAGS"),
+            size,
+            born,
+            stored,
+            reconsume,
+            store_host,
+            error,
+        )
 
     def ha(self, row: HaRow, emit_record: int, emit_index: int) -> tuple[Any, ...]:
         f = row_fields(row)
         conv = row.conv
-        return (self.capture, self.conn_id(conv.index), row.record, row.ts, row.ts_end,
-                "c2s" if row.direction == 0 else "s2c", f"{conv.server}:{conv.server_port}",
-                f"{conv.client}:{conv.client_port}", row.offset, row.size, row.variant, f["rocketmq.ha.type"],
-                f.get("rocketmq.ha.offset"), f.get("rocketmq.ha.data_length"), f.get("rocketmq.ha.heartbeat"),
-                f.get("rocketmq.ha.epoch"), f.get("rocketmq.ha.epoch_start_offset"),
-                f.get("rocketmq.ha.confirm_offset"), f.get("rocketmq.ha.max_phy_offset"),
-                f.get("rocketmq.ha.last_epoch"), emit_record, emit_index)
+        return (
+            self.capture,
+            self.conn_id(conv.index),
+            row.record,
+            row.ts,
+            row.ts_end,
+            "c2s" if row.direction == 0 else "s2c",
+            f"{conv.server}:{conv.server_port}",
+            f"{conv.client}:{conv.client_port}",
+            row.offset,
+            row.size,
+            row.variant,
+            f["rocketmq.ha.type"],
+            f.get("rocketmq.ha.offset"),
+            f.get("rocketmq.ha.data_length"),
+            f.get("rocketmq.ha.heartbeat"),
+            f.get("rocketmq.ha.epoch"),
+            f.get("rocketmq.ha.epoch_start_offset"),
+            f.get("rocketmq.ha.confirm_offset"),
+            f.get("rocketmq.ha.max_phy_offset"),
+            f.get("rocketmq.ha.last_epoch"),
+            emit_record,
+            emit_index,
+        )
 
     def problem(self, row: ProblemRow, emit_record: int, emit_index: int) -> tuple[Any, ...]:
         f = row_fields(row)
         conv = row.conv
         d = row.direction
-        return (self.capture, self.conn_id(conv.index) if conv is not None else None,
-                conv.index if conv is not None else None, row.record, row.ts,
-                None if d is None else ("c2s" if d == 0 else "s2c"), row.offset, row.verdict, row.message,
-                row.length, _text(f.get("rocketmq.problem.field")), _text(f.get("rocketmq.problem.expected")),
-                _text(f.get("rocketmq.problem.found")), emit_record, emit_index)
+        return (
+            self.capture,
+            self.conn_id(conv.index) if conv is not None else None,
+            conv.index if conv is not None else None,
+            row.record,
+            row.ts,
+            None if d is None else ("c2s" if d == 0 else "s2c"),
+            row.offset,
+            row.verdict,
+            row.message,
+            row.length,
+            _text(f.get("rocketmq.problem.field")),
+            _text(f.get("rocketmq.problem.expected")),
+            _text(f.get("rocketmq.problem.found")),
+            emit_record,
+            emit_index,
+        )
 
     def connections(self, dec: CaptureDecoder) -> Iterator[tuple[int, tuple[Any, ...]]]:
         for tcp, conv in zip(dec.reassembler.connections, dec.conversations, strict=True):
@@ -285,11 +494,32 @@ class _Emitter:
             for pending in getattr(handler, "pending", ()):
                 for req in sorted(pending.values(), key=lambda r: (r.record, r.offset)):
                     yield EXCHANGES, self.exchange(req, None)
-            yield CONNECTIONS, (self.capture, self.conn_id(conv.index), conv.index, tcp.first_record,
-                                conv.client, conv.client_port, conv.server, conv.server_port, conv.role,
-                                conv.protocol, conv.ha_variant, conv.first_ts, conv.last_ts, conv.syn,
-                                conv.frames[0], conv.frames[1], conv.bytes[0], conv.bytes[1], conv.problems,
-                                conv.missing, conv.unanswered)
+            yield (
+                CONNECTIONS,
+                (
+                    self.capture,
+                    self.conn_id(conv.index),
+                    conv.index,
+                    tcp.first_record,
+                    conv.client,
+                    conv.client_port,
+                    conv.server,
+                    conv.server_port,
+                    conv.role,
+                    conv.protocol,
+                    conv.ha_variant,
+                    conv.first_ts,
+                    conv.last_ts,
+                    conv.syn,
+                    conv.frames[0],
+                    conv.frames[1],
+                    conv.bytes[0],
+                    conv.bytes[1],
+                    conv.problems,
+                    conv.missing,
+                    conv.unanswered,
+                ),
+            )
 
 
 def _text(v: Any) -> str | None:
@@ -308,8 +538,12 @@ def _int(v: str | None) -> int | None:
 def _subject(ext: Any) -> tuple[str | None, str | None, int | None]:
     """(topic, group, queue id) named by a request header, where it has them."""
     topic = ext.get("topic") or (ext.get("b") if "a" in ext else None)
-    group = ext.get("consumerGroup") or ext.get("producerGroup") or ext.get("group") or (
-        ext.get("a") if "b" in ext else None)
+    group = (
+        ext.get("consumerGroup")
+        or ext.get("producerGroup")
+        or ext.get("group")
+        or (ext.get("a") if "b" in ext else None)
+    )
     queue = _int(ext.get("queueId") if "queueId" in ext else ext.get("e") if "b" in ext else None)
     return topic, group, queue
 
@@ -344,10 +578,13 @@ class _TimelineDecoder(CaptureDecoder):
         super().finish()
 
 
-def decode_partition(part: int, records: Iterable[tuple[int, int, float, int, bytes]],
-                     captures: list[str], roles: PortRoles,
-                     timelines: dict[int, list[tuple[int, int]]] | None = None
-                     ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+def decode_partition(
+    part: int,
+    records: Iterable[tuple[int, int, float, int, bytes]],
+    captures: list[str],
+    roles: PortRoles,
+    timelines: dict[int, list[tuple[int, int]]] | None = None,
+) -> Iterator[tuple[int, tuple[Any, ...]]]:
     """Reduce side: one partition's records, sorted by (file, record), through one decoder per file.
 
     Besides the table rows it emits ``VERSIONS`` rows (file, record, version) where the newest Java
@@ -389,8 +626,9 @@ def decode_partition(part: int, records: Iterable[tuple[int, int, float, int, by
         yield from _finish(dec, emitter, current, undecided)
 
 
-def _decisions(emitter: _Emitter, file_id: int, undecided: list[Any], number: int, version: int
-               ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+def _decisions(
+    emitter: _Emitter, file_id: int, undecided: list[Any], number: int, version: int
+) -> Iterator[tuple[int, tuple[Any, ...]]]:
     for conv in list(undecided):
         if conv.ha_variant is not None:
             undecided.remove(conv)
@@ -399,8 +637,9 @@ def _decisions(emitter: _Emitter, file_id: int, undecided: list[Any], number: in
             undecided.remove(conv)
 
 
-def _finish(dec: CaptureDecoder, emitter: _Emitter, file_id: int, undecided: list[Any]
-            ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+def _finish(
+    dec: CaptureDecoder, emitter: _Emitter, file_id: int, undecided: list[Any]
+) -> Iterator[tuple[int, tuple[Any, ...]]]:
     before = dec.java_version
     dec.finish()
     yield from _decisions(emitter, file_id, undecided, FINISHED, before)

@@ -40,6 +40,7 @@ SUBAPPS: list[tuple[str, str, str, str]] = [
     ("ha", "app", "ha", "Master/slave replication status."),
     ("store", "app", "store", "Read a broker's store directory offline."),
     ("pcap", "app", "pcap", "Decode and summarise captures of RocketMQ traffic; record new ones."),
+    ("analyze", "analyze", "analyze", "Analyse captures with Spark: Parquet tables, metrics, a report."),
 ]
 
 
@@ -107,7 +108,10 @@ def _register(argv: list[str] | None = None) -> None:
         if name in _registered or name not in wanted:
             continue
         sub = getattr(importlib.import_module(f"mqctl.{module}"), attr)
-        app.add_typer(sub, name=name, help=help_text)
+        if isinstance(sub, typer.Typer):
+            app.add_typer(sub, name=name, help=help_text)
+        else:  # a verb with no sub-commands (analyze)
+            app.command(name=name, help=help_text)(sub)
         _registered.append(name)
 
 

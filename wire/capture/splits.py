@@ -38,6 +38,7 @@ the split), numbered as in the whole file.
 
 from __future__ import annotations
 
+import itertools
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -155,20 +156,36 @@ def file_layout(path: str) -> FileLayout:
     if magic in _PCAP_MAGICS:
         endian, scale = _PCAP_MAGICS[magic]
         if len(head) < 24:
-            raise CaptureFileError(f"pcap file header cut short: {len(head)} of 24 bytes", path=path, offset=0,
-                                   field="file header", expected=24, found=len(head))
+            raise CaptureFileError(
+                f"pcap file header cut short: {len(head)} of 24 bytes",
+                path=path,
+                offset=0,
+                field="file header",
+                expected=24,
+                found=len(head),
+            )
         linktype = struct.unpack_from(endian + "I", head, 20)[0] & 0x0FFFFFFF
         first_sec = struct.unpack_from(endian + "I", head, 24)[0] if len(head) >= 40 else None
         return FileLayout(path, "pcap", size, 24, endian, scale, linktype, first_sec)
     if magic == PCAPNG_MAGIC:
-        endian = _BYTE_ORDER.get(head[8:12])
-        if endian is None or len(head) < 12:
-            raise CaptureFileError("damaged pcapng section header: bad byte-order magic", path=path, offset=8,
-                                   field="section header block")
-        length = struct.unpack_from(endian + "I", head, 4)[0]
-        return FileLayout(path, "pcapng", size, length, endian)
-    raise CaptureFileError(f"not a pcap or pcapng file (magic {magic.hex()})", path=path, offset=0,
-                           field="magic", expected="a1b2c3d4, a1b23c4d or 0a0d0d0a", found=magic.hex())
+        order = _BYTE_ORDER.get(head[8:12])
+        if order is None or len(head) < 12:
+            raise CaptureFileError(
+                "damaged pcapng section header: bad byte-order magic",
+                path=path,
+                offset=8,
+                field="section header block",
+            )
+        length: int = struct.unpack_from(order + "I", head, 4)[0]
+        return FileLayout(path, "pcapng", size, length, order)
+    raise CaptureFileError(
+        f"not a pcap or pcapng file (magic {magic.hex()})",
+        path=path,
+        offset=0,
+        field="magic",
+        expected="a1b2c3d4, a1b23c4d or 0a0d0d0a",
+        found=magic.hex(),
+    )
 
 
 def plan_ranges(layout: FileLayout, target: int) -> list[tuple[int, int]]:
@@ -181,7 +198,7 @@ def plan_ranges(layout: FileLayout, target: int) -> list[tuple[int, int]]:
     if layout.kind == "pcapng":
         step = -(-step // 4) * 4
     cuts = [layout.data_start + i * step for i in range(n)] + [layout.size]
-    return [(a, min(b, layout.size)) for a, b in zip(cuts, cuts[1:], strict=False) if a < layout.size]
+    return [(a, min(b, layout.size)) for a, b in itertools.pairwise(cuts) if a < layout.size]
 
 
 class _Window:
@@ -198,17 +215,24 @@ class _Window:
             self.f.seek(offset)
             self.buf = self.f.read(max(_WINDOW, n))
             self.base = offset
-        return self.buf[offset - self.base:offset - self.base + n]
+        return self.buf[offset - self.base : offset - self.base + n]
 
 
 # ---------------------------------------------------------------------------------------------- classic pcap
+
 
 def _pcap_header_ok(layout: FileLayout, h: bytes, prev_sec: int | None) -> int | None:
     """The record length (header included) when ``h`` looks like a record header, else None."""
     if len(h) < 16:
         return None
+    sec: int
+    incl: int
     sec, frac, incl, orig = struct.unpack(layout.endian + "IIII", h)
-    if incl > orig or incl > MAX_RECORD_LENGTH or frac >= (1_000_000 if layout.scale > 1e-7 else 1_000_000_000):
+    if (
+        incl > orig
+        or incl > MAX_RECORD_LENGTH
+        or frac >= (1_000_000 if layout.scale > 1e-7 else 1_000_000_000)
+    ):
         return None
     if layout.first_sec is not None and abs(sec - layout.first_sec) > TIME_WINDOW:
         return None
@@ -234,6 +258,7 @@ def _pcap_candidate(layout: FileLayout, w: _Window, at: int) -> bool:
 
 # ---------------------------------------------------------------------------------------------- pcapng
 
+
 def _block(w: _Window, at: int, endian: str, size: int) -> tuple[int, int, str] | None:
     """(type, length, byte order after it) of a well-framed block at ``at``, else None."""
     h = w.get(at, 12)
@@ -258,11 +283,14 @@ def _block(w: _Window, at: int, endian: str, size: int) -> tuple[int, int, str] 
 
 def _gives_record(w: _Window, at: int, btype: int, endian: str, interfaces: int) -> bool:
     """Whether scapy's reader turns this block into a record (a packet block of a known interface)."""
+    intid: int
     if btype == _EPB:
-        return struct.unpack(endian + "I", w.get(at + 8, 4))[0] < interfaces
-    if btype == _PKT:
-        return struct.unpack(endian + "H", w.get(at + 8, 2))[0] < interfaces
-    return btype == _SPB and interfaces > 0
+        intid = struct.unpack(endian + "I", w.get(at + 8, 4))[0]
+    elif btype == _PKT:
+        intid = struct.unpack(endian + "H", w.get(at + 8, 2))[0]
+    else:
+        return btype == _SPB and interfaces > 0
+    return intid < interfaces
 
 
 def _pcapng_candidate(layout: FileLayout, w: _Window, at: int, state: tuple[str, int]) -> bool:
@@ -285,8 +313,16 @@ def _pcapng_candidate(layout: FileLayout, w: _Window, at: int, state: tuple[str,
 
 # ---------------------------------------------------------------------------------------------- walking
 
-def walk(layout: FileLayout, f: BinaryIO, index: int, start: int, end: int, first: int | None,
-         state: tuple[str, int]) -> SplitScan:
+
+def walk(
+    layout: FileLayout,
+    f: BinaryIO,
+    index: int,
+    start: int,
+    end: int,
+    first: int | None,
+    state: tuple[str, int],
+) -> SplitScan:
     """Follow the records from ``first`` (a record boundary, or a candidate) to the first one at or
     after ``end``. Raises :class:`CaptureFileError` when the lengths lead past the end of the file
     from a boundary known to be true (``first`` given by the caller)."""
@@ -303,19 +339,29 @@ def walk(layout: FileLayout, f: BinaryIO, index: int, start: int, end: int, firs
         if layout.kind == "pcap":
             h = w.get(pos, 16)
             if len(h) < 16:
-                raise CaptureFileError(f"record header cut short: {len(h)} of 16 bytes before the end of the file",
-                                       path=layout.path, record=None, offset=pos, field="record header")
+                raise CaptureFileError(
+                    f"record header cut short: {len(h)} of 16 bytes before the end of the file",
+                    path=layout.path,
+                    record=None,
+                    offset=pos,
+                    field="record header",
+                )
             incl = struct.unpack_from(layout.endian + "I", h, 8)[0]
             if incl > MAX_RECORD_LENGTH:
-                raise CaptureFileError(f"record length {incl} exceeds {MAX_RECORD_LENGTH}: the file is damaged",
-                                       path=layout.path, offset=pos, field="incl_len")
+                raise CaptureFileError(
+                    f"record length {incl} exceeds {MAX_RECORD_LENGTH}: the file is damaged",
+                    path=layout.path,
+                    offset=pos,
+                    field="incl_len",
+                )
             pos += 16 + incl
             records += 1
             continue
         b = _block(w, pos, endian, layout.size)
         if b is None:
-            raise CaptureFileError("damaged pcapng block: bad block framing", path=layout.path, offset=pos,
-                                   field="block")
+            raise CaptureFileError(
+                "damaged pcapng block: bad block framing", path=layout.path, offset=pos, field="block"
+            )
         btype, length, endian = b
         if btype in (_SHB, _IDB):
             blocks.append(pos)
@@ -327,12 +373,14 @@ def walk(layout: FileLayout, f: BinaryIO, index: int, start: int, end: int, firs
                 untimed_first = True
             timed = True
         pos += length
-    return SplitScan(index, start, end, first, pos, records, state, (endian, interfaces), tuple(blocks),
-                     untimed_first)
+    return SplitScan(
+        index, start, end, first, pos, records, state, (endian, interfaces), tuple(blocks), untimed_first
+    )
 
 
-def scan_split(layout: FileLayout, index: int, start: int, end: int,
-               state: tuple[str, int] | None = None) -> SplitScan:
+def scan_split(
+    layout: FileLayout, index: int, start: int, end: int, state: tuple[str, int] | None = None
+) -> SplitScan:
     """A worker's look at ``[start, end)``: the first candidate boundary and the walk from it.
 
     ``state`` (pcapng) is the byte order and interface count assumed at the candidate; by default
@@ -349,8 +397,11 @@ def scan_split(layout: FileLayout, index: int, start: int, end: int,
             step = 4 if layout.kind == "pcapng" else 1
             at = -(-start // step) * step
             while at < end:
-                ok = (_pcap_candidate(layout, w, at) if layout.kind == "pcap"
-                      else _pcapng_candidate(layout, w, at, state))
+                ok = (
+                    _pcap_candidate(layout, w, at)
+                    if layout.kind == "pcap"
+                    else _pcapng_candidate(layout, w, at, state)
+                )
                 if ok:
                     first = at
                     break
@@ -364,16 +415,20 @@ def scan_split(layout: FileLayout, index: int, start: int, end: int,
             return SplitScan(index, start, end, None, end, state_start=state, state_end=state)
 
 
-def resolve(layout: FileLayout, scans: list[SplitScan],
-            rewalk: Callable[[int, int, int, tuple[str, int]], SplitScan] | None = None
-            ) -> tuple[list[Split], int]:
+def resolve(
+    layout: FileLayout,
+    scans: list[SplitScan],
+    rewalk: Callable[[int, int, int, tuple[str, int]], SplitScan] | None = None,
+) -> tuple[list[Split], int]:
     """The exact split plan from the workers' scans (see the module docstring): each split's first
     record is its predecessor's ``next``, whatever the candidates said. Returns the splits and the
     number of splits that had to be walked again."""
     if rewalk is None:
+
         def rewalk(index: int, first: int, end: int, state: tuple[str, int]) -> SplitScan:
             with open(layout.path, "rb") as f:
                 return walk(layout, f, index, first, end, first, state)
+
     scans = sorted(scans, key=lambda s: s.index)
     out: list[Split] = []
     rewalked = 0
@@ -392,8 +447,17 @@ def resolve(layout: FileLayout, scans: list[SplitScan],
             prev = out.pop()
             out.append(replace(prev, stop=s.next, records=prev.records + s.records))
         else:
-            out.append(Split(layout.path, s.index, expect, s.next, number, s.records,
-                             tuple(b for b in blocks if b != 0)))
+            out.append(
+                Split(
+                    layout.path,
+                    s.index,
+                    expect,
+                    s.next,
+                    number,
+                    s.records,
+                    tuple(b for b in blocks if b != 0),
+                )
+            )
         number += s.records
         blocks.extend(s.state_blocks)
         expect = s.next
@@ -413,14 +477,22 @@ def split_records(split: Split, layout: FileLayout) -> Iterator[Record]:
         reader = CountingReader(raw)
         if layout.kind == "pcap":
             reader.seek(split.first)
-            pcap = ClassicPcap(reader, layout.path, layout.endian, layout.scale, None,
-                               resume=(layout.linktype, split.first))
+            pcap = ClassicPcap(
+                reader, layout.path, layout.endian, layout.scale, None, resume=(layout.linktype, split.first)
+            )
             yield from pcap.records(number=split.number, stop=split.stop)
             return
         from ._scapy_io import pcapng_records
 
         magic = reader.read(4)
-        yield from pcapng_records(reader, layout.path, magic, number=split.number, replay=split.replay,
-                                  start=split.first, stop=split.stop)
+        yield from pcapng_records(
+            reader,
+            layout.path,
+            magic,
+            number=split.number,
+            replay=split.replay,
+            start=split.first,
+            stop=split.stop,
+        )
     finally:
         raw.close()

@@ -1,0 +1,152 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""``mqctl analyze``: the capture pipeline on Spark (:mod:`analysis`), imported only when run.
+
+``mqctl analyze CAPTURE-OR-DIR... --out DIR [--master URL] [--partitions N] [--report]`` writes the
+Parquet tables and ``report.html`` under DIR and prints the main metrics (tables, or one JSON
+document with the global ``-o json``). ``--follow DIR`` keeps analysing the capture files that
+arrive in DIR (Spark Structured Streaming) until Ctrl-C. Exit codes: 0; 1 when the job fails or
+a capture is damaged; 2 for bad arguments or a missing pyspark.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .errors import CliError, UsageError
+
+if TYPE_CHECKING:
+    from .output import Output
+
+
+def analyze(
+    ctx: typer.Context,
+    inputs: Annotated[
+        list[str] | None,
+        typer.Argument(help="Capture files, directories or globs (file:// too).", show_default=False),
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", help="Directory for the Parquet tables and report.html.")
+    ] = Path("analysis-out"),
+    master: Annotated[
+        str, typer.Option(help="Spark master: local[*], local[N], spark://host:port, yarn.")
+    ] = "local[*]",
+    partitions: Annotated[int | None, typer.Option(help="Shuffle partitions (default: 2 per core).")] = None,
+    report: Annotated[bool, typer.Option(help="Write report.html (plots and tables).")] = True,
+    follow: Annotated[
+        Path | None,
+        typer.Option(help="Keep analysing the capture files that arrive in this directory (Ctrl-C stops)."),
+    ] = None,
+    port: Annotated[
+        list[str] | None,
+        typer.Option("--port", help="ROLE=PORT[,PORT] (see 'pcap decode --help'). Repeatable."),
+    ] = None,
+) -> None:
+    """Analyse captures with Spark: Parquet tables, metrics, an HTML report."""
+    from .pcap import _roles, _settings
+
+    settings = _settings(ctx)
+    output = settings.output
+    if partitions is not None and partitions < 1:
+        raise UsageError("--partitions must be at least 1")
+    if follow is None and not inputs:
+        raise UsageError("name at least one capture, directory or glob (or --follow DIR)")
+    roles = _roles(port)
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "mqctl analyze needs pyspark: pip install 'mqctl[analysis]' (scripts/bootstrap installs it)"
+        ) from None
+    from analysis.job import AnalysisError
+
+    try:
+        if follow is not None:
+            from analysis.follow import follow as run_follow
+
+            run_follow(
+                follow,
+                out,
+                master=master,
+                partitions=partitions,
+                roles=roles,
+                console=output.err,
+                on_update=lambda m: _render(output, m),
+            )
+            return
+        from analysis import analyze as run
+
+        result = run(
+            list(inputs or []),
+            out,
+            master=master,
+            partitions=partitions,
+            report=report,
+            roles=roles,
+            console=output.err,
+        )
+    except AnalysisError as err:
+        raise CliError(str(err)) from None
+    except Exception as err:  # a failed Spark job: one line, the first line of Spark's reason
+        name = type(err).__name__
+        if name not in (
+            "Py4JJavaError",
+            "PySparkException",
+            "AnalysisException",
+            "CaptureFileError",
+        ) and not name.endswith("Exception"):
+            raise
+        raise CliError(f"the Spark job failed: {str(err).strip().splitlines()[0][:300]}") from None
+    if output.format == "table":
+        _render(output, result)
+    else:
+        output.data(result)
+
+
+def _render(out: Output, r: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    console = out.out
+    m = r["metrics"]
+    s = m["summary"]
+    rows = r.get("rows", {})
+    console.print(
+        f"{len(r.get('captures', []))} capture(s), {r.get('splits', 0)} split(s) in "
+        f"{r.get('seconds', 0)} s on {r.get('master', '')}: "
+        + ", ".join(f"{n:,} {k}" for k, n in rows.items()),
+        markup=False,
+        highlight=False,
+    )
+
+    def table(title: str, cols: list[str], data: list[dict[str, Any]], limit: int = 15) -> None:
+        if not data:
+            return
+        t = Table(title=title, title_justify="left")
+        for c in cols:
+            t.add_column(c, overflow="fold")
+        for row in data[:limit]:
+            t.add_row(*["" if row.get(c) is None else str(row.get(c)) for c in cols])
+        console.print(t)
+
+    table(
+        "Requests by code",
+        ["code", "code_name", "requests", "unanswered", "errors", "error_rate", "p50_ms", "p95_ms", "p99_ms"],
+        m["codes"],
+    )
+    table(
+        "Throughput per topic",
+        ["topic", "source", "messages", "bytes", "messages_per_s", "bytes_per_s"],
+        m["throughput"],
+    )
+    table(
+        "HA streams",
+        ["stream", "master", "slave", "variant", "transfers", "bytes", "master_offset", "slave_offset"],
+        m["ha_streams"],
+    )
+    table("Consumer lag", ["group", "topic", "queue_id", "server", "lag"], m["consumer_lag"])
+    table("Clients", ["language", "version_name", "connections", "requests"], m["clients"])
+    table("Problems", ["verdict", "count", "bytes"], m["problems"])
+    if s.get("commands") is not None and r.get("report"):
+        console.print(f"report: {r['report']}", markup=False, highlight=False)
