@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 
 from .schema import COLUMNS
 
-__all__ = ["METRICS", "compute", "register"]
+__all__ = ["METRICS", "compute", "compute_over", "register"]
 
 #: name → (what it shows, SQL)
 METRICS: dict[str, tuple[str, str]] = {
@@ -110,10 +110,11 @@ METRICS: dict[str, tuple[str, str]] = {
 }
 
 
-def register(spark: SparkSession, out: Path) -> None:
-    """The tables under ``out`` as temporary views named after them."""
+def register(spark: SparkSession, out: Path | list[Path]) -> None:
+    """The tables under ``out`` (or under each of several outputs) as temporary views named after them."""
+    outs = out if isinstance(out, list) else [out]
     for name in COLUMNS:
-        spark.read.parquet(str(out / name)).createOrReplaceTempView(name)
+        spark.read.parquet(*[str(o / name) for o in outs]).createOrReplaceTempView(name)
 
 
 def _bucket(first: float | None, last: float | None) -> float:
@@ -127,7 +128,12 @@ def _bucket(first: float | None, last: float | None) -> float:
     return float(math.ceil(raw / 86400) * 86400)
 
 
-def compute(spark: SparkSession, out: Path) -> dict[str, Any]:
+def compute_over(spark: SparkSession, outs: list[Path]) -> dict[str, Any]:
+    """The metrics over the tables of several outputs together (follow mode's batches)."""
+    return compute(spark, outs)
+
+
+def compute(spark: SparkSession, out: Path | list[Path]) -> dict[str, Any]:
     """Every metric of :data:`METRICS` over the tables under ``out``."""
     register(spark, out)
     sc = spark.sparkContext
