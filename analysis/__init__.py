@@ -31,13 +31,14 @@ def analyze(
     spark: Any = None,
 ) -> dict[str, Any]:
     """Analyse the captures into ``out``; returns the job's figures and the metrics (plain data)."""
-    from .job import SPLIT_BYTES, expand_inputs, run_job
+    from .job import SPLIT_BYTES, expand_inputs, prepare_out, run_job
     from .metrics import compute
     from .progress import stage_progress
     from .report import write_report
     from .session import build_session, default_conf
 
     files = expand_inputs(inputs)
+    prepare_out(out)  # before Spark starts: a bad --out costs nothing
     session = spark or build_session(default_conf(master, shuffle_partitions=partitions or 8))
     with stage_progress(session, console, enabled=console is not None):
         result = run_job(

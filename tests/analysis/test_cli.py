@@ -1,0 +1,61 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""``mqctl analyze`` is a thin command (C5): it parses, calls :func:`analysis.analyze` once and
+renders; usage errors exit 2 before Spark starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import analysis
+from mqctl.app import main
+
+
+def _result(out: Path) -> dict[str, Any]:
+    empty: dict[str, Any] = {"codes": [], "throughput": [], "ha_streams": [], "consumer_lag": [], "clients": [],
+                             "problems": []}
+    return {"out": str(out), "report": str(out / "report.html"), "captures": [{"path": "x.pcap"}],
+            "rows": {"commands": 3}, "splits": 1, "rewalked_splits": 0, "seconds": 1.0, "master": "local[1]",
+            "metrics": {"summary": {"commands": 3}, **empty}}
+
+
+def test_analyze_calls_the_library_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    calls: list[tuple[Any, ...]] = []
+
+    def fake(inputs: list[str], out: Path, **kw: Any) -> dict[str, Any]:
+        calls.append((inputs, out, kw))
+        return _result(out)
+
+    monkeypatch.setattr(analysis, "analyze", fake)
+    assert main(["-o", "json", "analyze", "a.pcap", "dir/", "--out", str(tmp_path / "o"), "--master", "local[1]",
+                 "--partitions", "3", "--no-report"]) == 0
+    inputs, out, kw = calls[0]
+    assert inputs == ["a.pcap", "dir/"] and out == tmp_path / "o"
+    assert kw["master"] == "local[1]" and kw["partitions"] == 3 and kw["report"] is False
+    assert json.loads(capsys.readouterr().out)["rows"] == {"commands": 3}
+
+
+def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", "--out", "x"]) == 2
+    assert main(["analyze", "a.pcap", "--partitions", "0"]) == 2
+
+
+def test_missing_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", str(tmp_path / "nope.pcap"), "--out", str(tmp_path / "o")]) == 1
+    assert "no such file or directory" in capsys.readouterr().err
+
+
+def test_out_with_other_files_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.conftest import FIXTURES
+
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "precious.txt").write_text("keep me")
+    cap = next(FIXTURES.rglob("*.pcap"))
+    assert main(["analyze", str(cap), "--out", str(out)]) == 1
+    assert "not empty" in capsys.readouterr().err
+    assert (out / "precious.txt").read_text() == "keep me"
