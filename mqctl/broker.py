@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .errors import UsageError
-from .serving import LogFileOpt, SetOpt, load_server_config, parse_listen, parse_sets
+from .serving import LogFileOpt, SetOpt, exposure_warning, listen_address, load_server_config, parse_sets
 
 if TYPE_CHECKING:
     from reference_broker.broker import Broker
@@ -25,7 +25,8 @@ def start(
     namesrv: Annotated[str | None, typer.Option(
         "--namesrv", "-n", help="Name server address(es), ';'-separated; overrides namesrvAddr.")] = None,
     listen: Annotated[str | None, typer.Option(
-        help="HOST:PORT to listen on. Default: 0.0.0.0 and the config's listenPort (10911).")] = None,
+        help="HOST:PORT to listen on. Default: the config's bindAddress, else a brokerIP1 it sets "
+             "(not loopback), else 127.0.0.1; the config's listenPort (10911).")] = None,
     set_: SetOpt = None,
     log_file: LogFileOpt = None,
 ) -> None:
@@ -38,7 +39,10 @@ def start(
     if namesrv:
         overrides["namesrvAddr"] = namesrv
     cfg = load_server_config(BrokerConfig, config, overrides)
-    host, port = parse_listen(listen, cfg.listen_port)
+    host, port = listen_address(listen, cfg, advertised_key="brokerIP1")
+    warning = exposure_warning(host, cfg.bool("aclEnable"))
+    if warning:
+        typer.echo(warning, err=True)
 
     def make() -> Broker:
         from reference_broker.broker import Broker

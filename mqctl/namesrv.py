@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .serving import LogFileOpt, SetOpt, load_server_config, parse_listen, parse_sets
+from .serving import LogFileOpt, SetOpt, exposure_warning, listen_address, load_server_config, parse_sets
 
 if TYPE_CHECKING:
     from reference_broker.namesrv import NameServer
@@ -22,7 +22,8 @@ def start(
     config: Annotated[Path | None, typer.Option(
         "--config", "-c", help="namesrv.properties (RocketMQ's own format).")] = None,
     listen: Annotated[str | None, typer.Option(
-        help="HOST:PORT to listen on. Default: 0.0.0.0 and the config's listenPort (9876).")] = None,
+        help="HOST:PORT to listen on. Default: the config's bindAddress, else 127.0.0.1; "
+             "the config's listenPort (9876).")] = None,
     set_: SetOpt = None,
     log_file: LogFileOpt = None,
 ) -> None:
@@ -33,7 +34,10 @@ def start(
     setup_logging(log_file)
     overrides = parse_sets(set_)
     cfg = load_server_config(NamesrvConfig, config, overrides)
-    host, port = parse_listen(listen, cfg.listen_port)
+    host, port = listen_address(listen, cfg)
+    warning = exposure_warning(host, cfg.bool("aclEnable"))
+    if warning:
+        typer.echo(warning, err=True)
 
     def make() -> NameServer:
         from reference_broker.namesrv import NameServer

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Protocol, Self, TypeVar
@@ -41,15 +42,64 @@ def parse_sets(items: list[str] | None) -> dict[str, str]:
     return out
 
 
-def parse_listen(listen: str | None, default_port: int) -> tuple[str, int]:
+#: where a reference server listens when nothing says otherwise: this machine only
+DEFAULT_HOST = "127.0.0.1"
+
+
+def parse_listen(listen: str | None, default_port: int, default_host: str = DEFAULT_HOST) -> tuple[str, int]:
+    """``--listen HOST:PORT`` (or ``HOST``, or ``:PORT``); what it leaves out comes from the defaults."""
     if not listen:
-        return "0.0.0.0", default_port
+        return default_host, default_port
     host, sep, port = listen.rpartition(":")
     if not sep:
         host, port = listen, str(default_port)
     if not port.isdigit() or not 0 <= int(port) < 65536:
         raise UsageError(f"--listen {listen!r}: expected HOST:PORT")
-    return host or "0.0.0.0", int(port)
+    return host.strip("[]") or default_host, int(port)
+
+
+class ListenConfig(Protocol):
+    """What :func:`listen_address` reads of a reference server's configuration."""
+
+    given: set[str]
+
+    @property
+    def listen_port(self) -> int: ...
+
+    def get(self, key: str) -> str: ...
+
+
+def listen_address(listen: str | None, cfg: ListenConfig, *,
+                   advertised_key: str | None = None) -> tuple[str, int]:
+    """Where a reference server listens: ``--listen``; else the configuration's ``bindAddress``
+    (the 5.x key); else, for a broker, the ``brokerIP1`` its configuration names, when that is
+    not a loopback address (the address it registers, so the one its clients use); else
+    127.0.0.1, so that a server started on a laptop is not reachable from the network by
+    accident. The port is ``--listen``'s, else ``listenPort``."""
+    host = cfg.get("bindAddress").strip() or DEFAULT_HOST
+    if advertised_key and not cfg.get("bindAddress").strip() and advertised_key in cfg.given:
+        advertised = cfg.get(advertised_key).strip()
+        if advertised and not is_loopback(advertised):
+            host = advertised
+    return parse_listen(listen, cfg.listen_port, host)
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may well resolve to a network interface
+
+
+def exposure_warning(host: str, acl_enabled: bool) -> str | None:
+    """The one warning for a server listening beyond this machine without access control."""
+    if acl_enabled or is_loopback(host):
+        return None
+    return (f"warning: listening on {host} without ACL: anyone who can reach this port can read and change "
+            "the server's configuration, topics and messages. Set aclEnable=true with a plain_acl.yml, or "
+            "listen on 127.0.0.1 (see docs/servers.md, Security).")
 
 
 def load_server_config(cls: type[C], path: Path | None, overrides: dict[str, str]) -> C:

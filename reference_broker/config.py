@@ -46,8 +46,14 @@ ENUMS = {"brokerRole": BROKER_ROLES, "flushDiskType": FLUSH_TYPES}
 #: String keys whose default looks like a number (deleteWhen is "04", or "04;05" for two hours)
 STRING_KEYS = frozenset({"deleteWhen"})
 
+#: keys of both reference servers that Java does not have: the bound on the bytes of unfinished
+#: frames held over all connections (the connections holding most are closed beyond it), and the
+#: seconds a frame may take to arrive once it has begun (0: no bound); see wire.aio
+SERVER_EXTRA = {"serverMaxBufferedBytes": str(128 * 1024 * 1024), "serverFrameReadTimeoutSeconds": "30",
+                # the address to listen on (NettyServerConfig.bindAddress of 5.x); empty: 127.0.0.1
+                "bindAddress": ""}
 #: keys of the reference name server beyond NamesrvConfig 4.9.8 (5.x has the first one)
-NAMESRV_EXTRA = {"scanNotActiveBrokerInterval": "10000", "brokerChannelExpiredTime": "120000"}
+NAMESRV_EXTRA = {"scanNotActiveBrokerInterval": "10000", "brokerChannelExpiredTime": "120000", **SERVER_EXTRA}
 
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 
@@ -121,16 +127,27 @@ def _check(key: str, value: str, default: str | None, where: str) -> str:
 class _Config:
     """A key/value table with defaults, checked overrides and the unknown keys seen."""
 
+    @property
+    def max_buffered_bytes(self) -> int:
+        return self.int("serverMaxBufferedBytes")
+
+    @property
+    def frame_read_timeout_s(self) -> float:
+        return float(self.int("serverFrameReadTimeoutSeconds"))
+
     def __init__(self, defaults: Mapping[str, str], source: str) -> None:
         self.DEFAULTS = defaults
         self.values: dict[str, str] = dict(defaults)
         self.source = source
         #: one "file:line: unknown key" warning per key Java would ignore
         self.unknown: list[str] = []
+        #: the keys a file or an override gave (the rest are defaults or computed)
+        self.given: set[str] = set()
 
     def _apply(self, items: Iterable[tuple[str, str, int]], source: str) -> None:
         for key, value, line in items:
             key = ALIASES.get(key, key)
+            self.given.add(key)
             where = f"{source}:{line}" if line else source
             if key in self.DEFAULTS:
                 self.values[key] = _check(key, value, self.DEFAULTS[key], where)
@@ -178,7 +195,7 @@ class BrokerConfig(_Config):
 
     def __init__(self, items: Iterable[tuple[str, str, int]] = (), source: str = "<defaults>",
                  overrides: Mapping[str, str] | None = None) -> None:
-        super().__init__(BROKER_DEFAULTS, source)
+        super().__init__({**BROKER_DEFAULTS, **SERVER_EXTRA}, source)
         self._apply(items, source)
         if overrides:
             self._apply(((k, v, 0) for k, v in overrides.items()), "command line")

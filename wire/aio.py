@@ -31,6 +31,19 @@ its byte offset as a warning; no other connection is affected. Any other excepti
 is a bug of ours, not the peer's: it is logged with its traceback at error level and the
 connection is dropped.
 
+Hostile peers. Decoding is linear in a frame's size, but a 16 MiB frame still costs seconds of
+CPU, and on the event loop that time is taken from every other connection. So a server's
+connections (``offload_bytes``) decode a frame whose header is that large, and ``prepare`` a
+request whose body is (a server's hook that decodes the body, :mod:`reference_broker.bodies`), in
+a worker thread, where the JSON parser is the pure-Python one (:func:`wire.fastjson.loads`), which
+lets the loop's thread run every few milliseconds; json's C parser would hold the GIL until done.
+The connection stops reading meanwhile, so its requests are still handled in order and its
+unread bytes wait in the socket. A :class:`RemotingServer` also bounds the memory that unfinished
+frames take across all its connections (``max_buffered``: beyond it the connections holding most
+are closed, largest first) and closes a connection whose frame has not completed within
+``frame_timeout`` seconds (a 16 MiB frame announced and never finished holds its bytes until then;
+Netty would hold them until the idle timeout).
+
 Writes are gathered: everything sent while one batch of received bytes is dispatched, or
 during one pass of the event loop, goes to the socket in a single ``write`` (pipelined clients
 send many requests per read, and one system call per response would dominate). Large bodies
@@ -48,27 +61,38 @@ import functools
 import inspect
 import itertools
 import logging
+import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator
+from concurrent.futures import Future as ThreadFuture
+from concurrent.futures import ThreadPoolExecutor
 from types import CoroutineType
 from typing import Any, cast
 
+from . import fastjson
 from .codes import ResponseCode, SerializeType
 from .errors import RemoteProtocolError, WireError
-from .framing import MAX_TOTAL_LENGTH, FrameBuffer
+from .framing import MAX_TOTAL_LENGTH, Frame, FrameBuffer
 from .remoting import (
     FLAG_ONEWAY,
     FLAG_RESPONSE,
     RemotingCommand,
     decode_frame,
+    decode_frame_off_loop,
     encode_command,
     encode_command_head,
 )
 
 __all__ = [
+    "DEFAULT_FRAME_TIMEOUT",
+    "DEFAULT_MAX_BUFFERED",
+    "OFFLOAD_BYTES",
+    "BufferBudget",
     "ConnectError",
     "ConnectionClosed",
     "ConnectionPool",
     "Handler",
+    "Prepare",
     "RemotingConnection",
     "RemotingIOError",
     "RemotingServer",
@@ -84,6 +108,10 @@ log = logging.getLogger("wire.aio")
 HandlerResult = RemotingCommand | None | Awaitable[RemotingCommand | None]
 #: ``handler(connection, request)`` → response, ``None``, or an awaitable of either.
 Handler = Callable[["RemotingConnection", RemotingCommand], HandlerResult]
+#: ``prepare(connection, request)``: CPU-heavy work on a large request, run in a worker thread
+#: before the request is handled (see the module notes); what it returns is the connection's
+#: ``prepared`` while the handler runs
+Prepare = Callable[["RemotingConnection", RemotingCommand], object]
 
 
 class RemotingIOError(WireError):
@@ -107,7 +135,31 @@ SEPARATE_BODY = 16 * 1024
 #: a pass's writes up to this size are joined into one buffer; larger ones go to ``writelines``
 JOIN_LIMIT = 64 * 1024
 
+#: servers decode a frame with a header, and prepare a request with a body, of this size or more
+#: in a worker thread (a 16 MiB frame of small JSON entries costs seconds)
+OFFLOAD_BYTES = 256 * 1024
+#: a server's default bound on the bytes of unfinished frames held across all its connections
+DEFAULT_MAX_BUFFERED = 128 * 1024 * 1024
+#: a server's default bound on the seconds a frame may take to arrive once it has begun
+DEFAULT_FRAME_TIMEOUT = 30.0
+
 _opaques = itertools.count(1)
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _worker_started() -> None:
+    fastjson.prefer_python_parser()
+
+
+def _decode_pool() -> ThreadPoolExecutor:
+    """The worker threads that decode large frames (two: a second large frame need not wait for
+    the first, and more would only share the one GIL)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(2, thread_name_prefix="wire-decode", initializer=_worker_started)
+        return _pool
 
 
 def next_opaque() -> int:
@@ -120,10 +172,23 @@ class RemotingConnection(asyncio.Protocol):
 
     def __init__(self, handler: Handler | None = None, *, name: str = "",
                  max_total_length: int = MAX_TOTAL_LENGTH,
-                 on_close: Callable[[RemotingConnection], None] | None = None) -> None:
+                 on_close: Callable[[RemotingConnection], None] | None = None,
+                 offload_bytes: int | None = None, prepare: Prepare | None = None,
+                 on_buffered: Callable[[RemotingConnection, int], None] | None = None) -> None:
         self.handler = handler
         self.name = name
         self.on_close = on_close
+        #: frames with a header (or, with ``prepare``, requests with a body) of this size or more
+        #: are decoded in a worker thread; None: always on the loop (clients)
+        self.offload_bytes = offload_bytes
+        self.prepare = prepare
+        #: told the bytes of unfinished frames this connection holds, after every read
+        self.on_buffered = on_buffered
+        #: loop time since which an unfinished frame has been waiting for its bytes, or None
+        self.partial_since: float | None = None
+        #: what ``prepare`` returned for the request being handled (None outside that call)
+        self.prepared: object = None
+        self._offloading = 0  # bytes of the frame being decoded in a worker thread, 0 if none
         self._frames = FrameBuffer(max_total_length=max_total_length)
         self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
         self._transport: asyncio.Transport | None = None
@@ -155,30 +220,103 @@ class RemotingConnection(asyncio.Protocol):
         self._can_write.set()
 
     def data_received(self, data: bytes) -> None:
+        self._frames.feed(data)
+        self._read_frames()
+
+    def _read_frames(self) -> None:
         fb = self._frames
-        fb.feed(data)
+        if self._offloading:
+            return  # a large frame is in a worker thread; the rest waits for it
+        completed = False
+        offload = self.offload_bytes
         self._dispatching = True
         try:
             while (frame := fb.next_frame()) is not None:
+                completed = True
+                if offload is not None and (len(frame.header) >= offload or (
+                        self.prepare is not None and len(frame.body) >= offload)):
+                    self._offload(frame)
+                    break
                 self._dispatch(decode_frame(frame))
         except RemoteProtocolError as err:
-            # the peer's fault: that connection goes, as Java's NettyDecoder closes the channel
-            log.warning("%s: closing connection from %s:%d: %s", self.name or "remoting",
-                        self.peer[0], self.peer[1], err)
-            self._out.clear()
-            self._out_size = 0
-            self._abort(err)
+            self._remote_error(err)
         except Exception:
-            # our own bug, not the peer's: loud (error level, traceback), and the connection is
-            # dropped rather than left in an unknown state
-            log.exception("%s: bug while reading from %s:%d; connection dropped", self.name or "remoting",
-                          self.peer[0], self.peer[1])
-            self._out.clear()
-            self._out_size = 0
-            self._abort()
+            self._our_bug("reading from")
         finally:
             self._dispatching = False
         self._flush()
+        held = fb.buffered
+        if not held:
+            self.partial_since = None
+        elif completed or self.partial_since is None:
+            self.partial_since = time.monotonic()
+        if self.on_buffered is not None:
+            self.on_buffered(self, held + self._offloading)
+
+    def _remote_error(self, err: RemoteProtocolError) -> None:
+        # the peer's fault: that connection goes, as Java's NettyDecoder closes the channel
+        log.warning("%s: closing connection from %s:%d: %s", self.name or "remoting",
+                    self.peer[0], self.peer[1], err)
+        self._out.clear()
+        self._out_size = 0
+        self._abort(err)
+
+    def _our_bug(self, doing: str) -> None:
+        # our own bug, not the peer's: loud (error level, traceback), and the connection is
+        # dropped rather than left in an unknown state
+        log.exception("%s: bug while %s %s:%d; connection dropped", self.name or "remoting", doing,
+                      self.peer[0], self.peer[1])
+        self._out.clear()
+        self._out_size = 0
+        self._abort()
+
+    # ------------------------------------------------------------------ large frames
+
+    def _offload(self, frame: Frame) -> None:
+        """Decode (and prepare) ``frame`` in a worker thread; reading stops until it is handled."""
+        self._offloading = frame.size
+        if self._transport is not None:
+            self._transport.pause_reading()
+        work = _decode_pool().submit(self._decode_large, frame)
+        loop = asyncio.get_running_loop()
+
+        def back_to_the_loop(done: ThreadFuture[tuple[RemotingCommand, object]]) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is left to answer
+                loop.call_soon_threadsafe(self._large_decoded, done)
+
+        work.add_done_callback(back_to_the_loop)
+
+    def _decode_large(self, frame: Frame) -> tuple[RemotingCommand, object]:
+        # worker thread: nothing here touches the loop or the transport
+        cmd = decode_frame_off_loop(frame)
+        offload = self.offload_bytes
+        if (self.prepare is not None and offload is not None and len(frame.body) >= offload
+                and not cmd.flag & FLAG_RESPONSE):
+            return cmd, self.prepare(self, cmd)
+        return cmd, None
+
+    def _large_decoded(self, done: ThreadFuture[tuple[RemotingCommand, object]]) -> None:
+        self._offloading = 0
+        if self.is_closing:
+            return
+        try:
+            cmd, prepared = done.result()
+        except RemoteProtocolError as err:
+            self._remote_error(err)
+            return
+        except Exception:
+            self._our_bug("decoding a large frame from")
+            return
+        self._dispatching = True
+        self.prepared = prepared
+        try:
+            self._dispatch(cmd)
+        finally:
+            self._dispatching = False
+            self.prepared = None
+        if self._transport is not None and (self._can_write is None or self._can_write.is_set()):
+            self._transport.resume_reading()
+        self._read_frames()  # the frames that came with it
 
     def connection_lost(self, exc: Exception | None) -> None:
         err = ConnectionClosed(f"connection to {self.peer[0]}:{self.peer[1]} closed"
@@ -209,7 +347,7 @@ class RemotingConnection(asyncio.Protocol):
     def resume_writing(self) -> None:
         if self._can_write is not None:
             self._can_write.set()
-        if self._transport is not None and not self._transport.is_closing():
+        if self._transport is not None and not self._transport.is_closing() and not self._offloading:
             self._transport.resume_reading()
 
     # ------------------------------------------------------------------ dispatch
@@ -532,20 +670,64 @@ class ConnectionPool:
         await self.close()
 
 
+class BufferBudget:
+    """The bytes of unfinished frames held by the connections of one server (or of several that
+    share it), kept at most ``limit`` (None or 0: no limit) by closing the connections that hold
+    most, largest first. A connection reports what it holds after every read."""
+
+    def __init__(self, limit: int | None = DEFAULT_MAX_BUFFERED, name: str = "") -> None:
+        self.limit = limit
+        self.name = name
+        #: bytes held per connection (only those holding some)
+        self.held: dict[RemotingConnection, int] = {}
+        self.total = 0
+
+    def update(self, conn: RemotingConnection, held: int) -> None:
+        self.total += held - self.held.pop(conn, 0)
+        if held:
+            self.held[conn] = held
+        limit = self.limit
+        if not limit or self.total <= limit:
+            return
+        for victim, size in sorted(self.held.items(), key=lambda kv: kv[1], reverse=True):
+            if self.total <= limit:
+                break
+            log.warning("%s: closing the connection from %s:%d: it holds %d bytes of unfinished frames, "
+                        "and all connections %d, over the budget of %d (serverMaxBufferedBytes)",
+                        self.name or "remoting", victim.peer[0], victim.peer[1], size, self.total, limit)
+            self.total -= self.held.pop(victim)
+            victim._abort()
+
+
 class RemotingServer:
-    """A listening remoting server that tracks its connections and closes them when it closes."""
+    """A listening remoting server that tracks its connections and closes them when it closes.
+
+    It bounds what hostile clients can make it hold (see the module notes): ``max_buffered`` bytes
+    of unfinished frames over all connections, and ``frame_timeout`` seconds for a frame to arrive
+    once begun (``None`` or 0: no bound); its connections decode large frames off the event loop,
+    with ``prepare`` run on large request bodies there."""
 
     def __init__(self, handler: Handler, *, name: str = "",
                  on_connect: Callable[[RemotingConnection], None] | None = None,
                  on_close: Callable[[RemotingConnection], None] | None = None,
-                 max_total_length: int = MAX_TOTAL_LENGTH) -> None:
+                 max_total_length: int = MAX_TOTAL_LENGTH, prepare: Prepare | None = None,
+                 offload_bytes: int | None = OFFLOAD_BYTES, max_buffered: int | None = DEFAULT_MAX_BUFFERED,
+                 budget: BufferBudget | None = None,
+                 frame_timeout: float | None = DEFAULT_FRAME_TIMEOUT) -> None:
         self.handler = handler
         self.name = name
         self.on_connect = on_connect
         self.on_close = on_close
         self.max_total_length = max_total_length
+        self.prepare = prepare
+        self.offload_bytes = offload_bytes
+        #: the bound on unfinished frames: ``budget`` when servers share one (a broker's two
+        #: listeners), else one of ``max_buffered`` bytes for this server alone
+        self.budget = budget if budget is not None else BufferBudget(max_buffered, name)
+        self.frame_timeout = frame_timeout
         self.connections: set[RemotingConnection] = set()
         self._server: asyncio.Server | None = None
+        self._sweeper: asyncio.Task[None] | None = None
 
     def _factory(self) -> RemotingConnection:
         server = self
@@ -559,15 +741,32 @@ class RemotingServer:
 
         def closed(conn: RemotingConnection) -> None:
             self.connections.discard(conn)
+            self.budget.update(conn, 0)
             if self.on_close is not None:
                 self.on_close(conn)
 
         return _Conn(self.handler, name=self.name, on_close=closed,
-                     max_total_length=self.max_total_length)
+                     max_total_length=self.max_total_length, offload_bytes=self.offload_bytes,
+                     prepare=self.prepare, on_buffered=self.budget.update)
+
+    async def _sweep(self, timeout: float) -> None:
+        """Close connections whose frame has not completed within ``timeout`` seconds."""
+        while True:
+            await asyncio.sleep(min(1.0, timeout / 4))
+            now = time.monotonic()
+            for conn in list(self.connections):
+                since = conn.partial_since
+                if since is not None and now - since >= timeout and not conn.is_closing:
+                    log.warning("%s: closing the connection from %s:%d: its frame has not completed in %g s "
+                                "(%d bytes so far; serverFrameReadTimeoutSeconds)", self.name or "remoting",
+                                conn.peer[0], conn.peer[1], timeout, conn._frames.buffered)
+                    conn._abort()
 
     async def start(self, host: str, port: int) -> RemotingServer:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(self._factory, host, port, reuse_address=True)
+        if self.frame_timeout:
+            self._sweeper = loop.create_task(self._sweep(self.frame_timeout))
         return self
 
     @property
@@ -581,6 +780,11 @@ class RemotingServer:
 
     async def close(self) -> None:
         """Stop listening and close every connection."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
         if self._server is not None:
             self._server.close()
         conns = list(self.connections)
@@ -603,10 +807,13 @@ class RemotingServer:
 async def start_server(handler: Handler, host: str, port: int, *, name: str = "",
                        on_connect: Callable[[RemotingConnection], None] | None = None,
                        on_close: Callable[[RemotingConnection], None] | None = None,
-                       max_total_length: int = MAX_TOTAL_LENGTH) -> RemotingServer:
+                       max_total_length: int = MAX_TOTAL_LENGTH, prepare: Prepare | None = None,
+                       max_buffered: int | None = DEFAULT_MAX_BUFFERED, budget: BufferBudget | None = None,
+                       frame_timeout: float | None = DEFAULT_FRAME_TIMEOUT) -> RemotingServer:
     """Listen for remoting connections, each served by ``handler``."""
     server = RemotingServer(handler, name=name, on_connect=on_connect, on_close=on_close,
-                            max_total_length=max_total_length)
+                            max_total_length=max_total_length, prepare=prepare, max_buffered=max_buffered,
+                            budget=budget, frame_timeout=frame_timeout)
     return await server.start(host, port)
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import Any
@@ -52,6 +53,7 @@ __all__ = [
     "json_decimal",
     "loads",
     "no_constant",
+    "prefer_python_parser",
     "quote",
 ]
 
@@ -103,6 +105,22 @@ _ESCAPES = {'"': '"', "'": "'", "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n":
             "r": "\r", "t": "\t"}
 
 
+_thread = threading.local()
+
+
+def prefer_python_parser() -> None:
+    """From now on, :func:`loads` in the calling thread parses with the pure-Python parser only.
+    It is slower than json's C parser, but it lets other threads take the GIL every few
+    milliseconds, where the C parser holds it for the whole text (seconds for 16 MiB of small
+    entries): the worker threads that decode large frames (:mod:`wire.aio`) call this, so that the
+    event loop's thread keeps serving. Both parsers give the same values."""
+    _thread.python_parser = True
+
+
+def python_parser_preferred() -> bool:
+    return bool(getattr(_thread, "python_parser", False))
+
+
 def loads(data: bytes | bytearray | memoryview | str, *, what: str = "json") -> Any:
     """Parse standard or fastjson-style JSON. Raises :class:`wire.DecodeError` (offset in bytes)."""
     if isinstance(data, str):
@@ -116,13 +134,14 @@ def loads(data: bytes | bytearray | memoryview | str, *, what: str = "json") -> 
             raise DecodeError(f"{what}: invalid UTF-8", offset=exc.start, field=what,
                               expected="UTF-8 text", found=raw[exc.start:exc.start + 4].hex()) from None
     try:
-        try:
-            return json.loads(text, parse_float=json_decimal, parse_constant=no_constant)
-        except (ValueError, RecursionError):
-            pass
-        value = _bare_int_keys(text)
-        if value is not _NOT_THAT_FORM:
-            return value
+        if not python_parser_preferred():
+            try:
+                return json.loads(text, parse_float=json_decimal, parse_constant=no_constant)
+            except (ValueError, RecursionError):
+                pass
+            value = _bare_int_keys(text)
+            if value is not _NOT_THAT_FORM:
+                return value
         return _Parser(text, what).parse()
     except NumberRefused as refused:
         raise refused.error(text, what, raw is not None) from None
@@ -375,8 +394,16 @@ class _Parser:
                     if len(h) != 4 or not all(ch in "0123456789abcdefABCDEF" for ch in h):
                         self.i = i
                         raise self.fail("4 hex digits after \\u")
-                    parts.append(chr(int(h, 16)))
-                    i += 6
+                    unit = int(h, 16)
+                    low = s[i + 8:i + 12] if 0xD800 <= unit < 0xDC00 and s[i + 6:i + 8] == "\\u" else ""
+                    if len(low) == 4 and all(ch in "0123456789abcdefABCDEF" for ch in low) \
+                            and 0xDC00 <= int(low, 16) < 0xE000:
+                        # a UTF-16 surrogate pair is one character, as json.loads reads it
+                        parts.append(chr(0x10000 + ((unit - 0xD800) << 10) + (int(low, 16) - 0xDC00)))
+                        i += 12
+                    else:
+                        parts.append(chr(unit))
+                        i += 6
                 elif e in _ESCAPES:
                     parts.append(_ESCAPES[e])
                     i += 2

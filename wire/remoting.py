@@ -73,6 +73,7 @@ __all__ = [
     "decode_binary_header",
     "decode_command",
     "decode_frame",
+    "decode_frame_off_loop",
     "decode_header",
     "decode_json_header",
     "encode_binary_header",
@@ -558,6 +559,10 @@ def decode_json_header(data: bytes) -> RemotingCommand:
         fast = fast_json_header(data)
         if fast is not None:
             return fast
+    return _json_header_general(data)
+
+
+def _json_header_general(data: bytes) -> RemotingCommand:
     obj = fastjson.loads(data, what="JSON header")
     if not isinstance(obj, dict):
         raise DecodeError("JSON header is not an object", offset=0, field="header",
@@ -676,6 +681,22 @@ def decode_frame(frame: Frame) -> RemotingCommand:
         raise err.shifted(frame.offset + 8, frame.index) from None
     # nothing else is caught: the header decoders raise DecodeError for every bad input, so any
     # other exception is a bug of ours and must not close a peer's connection as its fault
+    if frame.body:
+        _set_body(cmd, frame.body)
+    return cmd
+
+
+def decode_frame_off_loop(frame: Frame) -> RemotingCommand:
+    """:func:`decode_frame` for a worker thread (:mod:`wire.aio`'s large frames): a JSON header is
+    read by the pure-Python parser (in a thread that asked for it,
+    :func:`wire.fastjson.prefer_python_parser`), never by json's C parser, which would hold the
+    GIL until it is done. The same command or error as :func:`decode_frame`."""
+    if frame.serialize_type is not SerializeType.JSON:
+        return decode_frame(frame)
+    try:
+        cmd = _json_header_general(frame.header)
+    except DecodeError as err:
+        raise err.shifted(frame.offset + 8, frame.index) from None
     if frame.body:
         _set_body(cmd, frame.body)
     return cmd

@@ -43,10 +43,11 @@ from dataclasses import replace
 from typing import Any
 
 from wire import RemotingCommand, RequestCode, ResponseCode
-from wire.aio import HandlerResult, RemotingConnection, RemotingServer
+from wire.aio import BufferBudget, HandlerResult, RemotingConnection, RemotingServer
 from wire.bodies import TopicConfig, TopicConfigSerializeWrapper
 from wire.headers import NotifyConsumerIdsChangedRequestHeader, request
 
+from ..bodies import preparer
 from ..config import BrokerConfig
 from ..runtime import ServiceError
 from ..store import MessageStore, StoreConfig, StoreError
@@ -55,7 +56,7 @@ from .clients import ConsumerManager, ProducerManager, RebalanceLockManager
 from .longpoll import PullRequestHoldService
 from .offsets import ConsumerOffsetManager
 from .outer import BrokerIdentity, BrokerOuterAPI
-from .processors import HANDLERS
+from .processors import BODIES, HANDLERS
 from .schedule import ScheduleMessageService
 from .stats import GroupGetStats
 from .subscriptions import SubscriptionGroupManager
@@ -74,7 +75,7 @@ HOUSEKEEPING_INTERVAL_S = 10.0
 class Broker:
     """One reference broker; see the module docstring."""
 
-    def __init__(self, config: BrokerConfig, *, host: str = "0.0.0.0", port: int | None = None) -> None:
+    def __init__(self, config: BrokerConfig, *, host: str = "127.0.0.1", port: int | None = None) -> None:
         self.config = config
         self.host = host
         self._port_arg = config.listen_port if port is None else port
@@ -185,16 +186,19 @@ class Broker:
         for manager in (self.topics, self.offsets, self.groups, self.schedule):
             if not manager.load():
                 raise ServiceError(f"cannot load {manager.path} (nor its .bak)")
-        self._server = await RemotingServer(self._handle, name="broker", on_close=self._channel_closed).start(
-            self.host, self._port_arg
-        )
+        # both listeners share one bound on unfinished frames, and decode large requests off the loop
+        budget = BufferBudget(self.config.max_buffered_bytes, "broker")
+        limits: dict[str, Any] = {"prepare": preparer(BODIES), "budget": budget,
+                                  "frame_timeout": self.config.frame_read_timeout_s}
+        self._server = await RemotingServer(self._handle, name="broker", on_close=self._channel_closed,
+                                            **limits).start(self.host, self._port_arg)
         self._bound_port = self._server.port
         if self._port_arg > 2:
             # mirrors BrokerController.initialize: fastRemotingServer on listenPort - 2; a port we
             # cannot have is not fatal here (Java would not start), since no client needs it
             try:
                 self._vip_server = await RemotingServer(
-                    self._handle, name="broker-vip", on_close=self._channel_closed
+                    self._handle, name="broker-vip", on_close=self._channel_closed, **limits
                 ).start(self.host, self._port_arg - 2)
             except OSError as exc:
                 log.warning("the VIP channel on port %d is not available: %s", self._port_arg - 2, exc)

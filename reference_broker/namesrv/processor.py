@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
+from reference_broker.bodies import BodyDecoders, request_body
 from reference_broker.config import ConfigError, NamesrvConfig, format_properties
 from reference_broker.files import string_to_file
 from wire import DecodeError, MQVersion, RemotingCommand, RequestCode, ResponseCode, SerializeType
@@ -72,6 +73,7 @@ from .routeinfo import RouteInfoManager
 
 __all__ = [
     "ALWAYS_BLACKLISTED",
+    "BODIES",
     "HANDLERS",
     "Handler",
     "NamesrvContext",
@@ -201,24 +203,30 @@ def _crc_ok(h: RegisterBrokerRequestHeader, body: bytes | None) -> bool:
     return crc == h.body_crc32
 
 
+def _registration(request: RemotingCommand) -> tuple[TopicConfigSerializeWrapper | None,
+                                                      tuple[str, ...] | None]:
+    """The topic configs and filter servers of a REGISTER_BROKER body."""
+    # mirrors processRequest: brokers older than V3_0_11 send a bare TopicConfigSerializeWrapper
+    with_filter_servers = request.version >= MQVersion.V3_0_11
+    filter_servers: tuple[str, ...] | None = () if with_filter_servers else None
+    if request.body is None:
+        return None, filter_servers
+    try:
+        if with_filter_servers:
+            compressed = request.ext_fields.get("compressed", "").lower() == "true"  # Boolean.parseBoolean
+            body = RegisterBrokerBody.decode(request.body, compressed=compressed)
+            return body.topic_config_serialize_wrapper, body.filter_server_list
+        return TopicConfigSerializeWrapper.decode(request.body), filter_servers
+    except DecodeError as exc:
+        raise RequestFailed(f"Failed to decode RegisterBrokerBody: {exc}") from None
+
+
 def register_broker(ctx: NamesrvContext, request: RemotingCommand, channel: object) -> RemotingCommand:
     h = _header(RegisterBrokerRequestHeader, request)
     if not _crc_ok(h, request.body):
         log.warning("REGISTER_BROKER from %s: crc32 not match", h.broker_addr)
         return response(request, None, ResponseCode.SYSTEM_ERROR, "crc32 not match")
-    # mirrors processRequest: brokers older than V3_0_11 send a bare TopicConfigSerializeWrapper
-    with_filter_servers = request.version >= MQVersion.V3_0_11
-    filter_servers: tuple[str, ...] | None = () if with_filter_servers else None
-    wrapper: TopicConfigSerializeWrapper | None = None
-    if request.body is not None:
-        try:
-            if with_filter_servers:
-                body = RegisterBrokerBody.decode(request.body, compressed=bool(h.compressed))
-                wrapper, filter_servers = body.topic_config_serialize_wrapper, body.filter_server_list
-            else:
-                wrapper = TopicConfigSerializeWrapper.decode(request.body)
-        except DecodeError as exc:
-            raise RequestFailed(f"Failed to decode RegisterBrokerBody: {exc}") from None
+    wrapper, filter_servers = request_body(channel, request, _registration)
     configs: list[TopicConfig] = []
     if wrapper is None:
         version = DataVersion(counter=0, timestamp=0)
@@ -242,6 +250,13 @@ def unregister_broker(ctx: NamesrvContext, request: RemotingCommand, channel: ob
 _QUERY_DATA_VERSION_FIELDS = ("brokerName", "brokerAddr", "clusterName", "brokerId")
 
 
+def _data_version(request: RemotingCommand) -> DataVersion:
+    try:
+        return DataVersion.decode(request.body or b"")
+    except DecodeError as exc:
+        raise RequestFailed(f"DataVersion body: {exc}") from None
+
+
 def query_data_version(ctx: NamesrvContext, request: RemotingCommand, channel: object) -> RemotingCommand:
     """QUERY_DATA_VERSION (322): has the broker's topic config changed since it last registered?
     A broker whose version is unchanged counts as alive (its timestamp is refreshed)."""
@@ -254,10 +269,7 @@ def query_data_version(ctx: NamesrvContext, request: RemotingCommand, channel: o
         raise RequestFailed(f"QueryDataVersionRequestHeader: brokerId {ext['brokerId']!r} is not a Long")
     if request.body is None:
         raise RequestFailed("QUERY_DATA_VERSION carries no DataVersion body")
-    try:
-        sent = DataVersion.decode(request.body)
-    except DecodeError as exc:
-        raise RequestFailed(f"DataVersion body: {exc}") from None
+    sent = request_body(channel, request, _data_version)
     addr = ext["brokerAddr"]
     changed = ctx.routes.is_broker_topic_config_changed(addr, sent)
     if not changed:
@@ -346,6 +358,13 @@ def delete_topic_in_namesrv(ctx: NamesrvContext, request: RemotingCommand,
 # ====================================================================== configuration
 
 
+def _config_changes(request: RemotingCommand) -> dict[str, str] | None:
+    try:
+        return dict(PropertiesBody.decode(request.body or b"").table)
+    except DecodeError:
+        return None
+
+
 def update_namesrv_config(ctx: NamesrvContext, request: RemotingCommand,
                           channel: object) -> RemotingCommand:
     """UPDATE_NAMESRV_CONFIG (318): Properties text. A blacklisted key refuses the whole update
@@ -353,9 +372,8 @@ def update_namesrv_config(ctx: NamesrvContext, request: RemotingCommand,
     ``Configuration.update`` (``mergeIfExist``) does, and the configuration is persisted."""
     if request.body is None:
         return _ok(request)
-    try:
-        changes = PropertiesBody.decode(request.body).table
-    except DecodeError:
+    changes = request_body(channel, request, _config_changes)
+    if changes is None:
         return response(request, None, ResponseCode.SYSTEM_ERROR, "string2Properties error")
     if any(k in ctx.config_black_list for k in changes):
         return response(request, None, ResponseCode.NO_PERMISSION, "Can not update config in black list.")
@@ -411,6 +429,14 @@ HANDLERS: dict[int, Handler] = {
     R.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: get_has_unit_sub_un_unit_topic_list,
     R.UPDATE_NAMESRV_CONFIG: update_namesrv_config,
     R.GET_NAMESRV_CONFIG: get_namesrv_config,
+}
+
+
+#: request code -> the decoding of its body, for :func:`reference_broker.bodies.preparer`
+BODIES: BodyDecoders = {
+    R.REGISTER_BROKER: _registration,
+    R.QUERY_DATA_VERSION: _data_version,
+    R.UPDATE_NAMESRV_CONFIG: _config_changes,
 }
 
 

@@ -29,8 +29,9 @@ from reference_broker.runtime import ServiceError
 from wire import RemotingCommand
 from wire.aio import RemotingConnection, RemotingServer, start_server
 
+from ..bodies import preparer
 from .kvconfig import KVConfigError, KVConfigManager
-from .processor import NamesrvContext, process
+from .processor import BODIES, NamesrvContext, process
 from .routeinfo import RouteInfoManager, now_ms
 
 __all__ = ["NameServer"]
@@ -88,7 +89,10 @@ class NameServer:
         except KVConfigError as exc:
             raise ServiceError(str(exc)) from None
         self._server = await start_server(self._handle, self.host, self._port, name="namesrv",
-                                          on_connect=self._on_connect, on_close=self._on_close)
+                                          on_connect=self._on_connect, on_close=self._on_close,
+                                          prepare=preparer(BODIES),
+                                          max_buffered=self.config.max_buffered_bytes,
+                                          frame_timeout=self.config.frame_read_timeout_s)
         self._port = self._server.port
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._scan_brokers()), loop.create_task(self._close_idle())]

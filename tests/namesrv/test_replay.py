@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from reference_broker.config import NamesrvConfig
+from reference_broker.config import NAMESRV_EXTRA, NamesrvConfig
 from reference_broker.namesrv import NameServer
 from tests.namesrv.captured import Exchange, exchanges, raw_connections
 from wire import DecodeError, FrameBuffer, RemotingCommand, RequestCode, decode_frame, encode_command
@@ -55,7 +55,7 @@ REPLAYED = (
 #: paths of the Java installation, which differ from ours by nature
 PATH_KEYS = frozenset({"kvConfigPath", "configStorePath", "rocketmqHome"})
 #: keys of our name server that the 4.9.8 one does not have
-OUR_EXTRA_KEYS = frozenset({"scanNotActiveBrokerInterval", "brokerChannelExpiredTime"})
+OUR_EXTRA_KEYS = frozenset(NAMESRV_EXTRA)
 NO_ANSWER_WAIT = 0.5
 
 

@@ -8,10 +8,11 @@ in it get REQUEST_CODE_NOT_SUPPORTED from the broker).
 
 from __future__ import annotations
 
+from ...bodies import BodyDecoders
 from . import admin, client, offsets, pull, query, send
 from .common import BrokerHandler
 
-__all__ = ["HANDLERS", "BrokerHandler"]
+__all__ = ["BODIES", "HANDLERS", "BrokerHandler"]
 
 #: request code → handler
 HANDLERS: dict[int, BrokerHandler] = {}
@@ -20,3 +21,6 @@ for _module in (send, pull, offsets, client, query, admin):
         if _code in HANDLERS:
             raise RuntimeError(f"request code {_code} has two handlers")
         HANDLERS[_code] = _handler
+
+#: request code -> the decoding of its body, for :func:`reference_broker.bodies.preparer`
+BODIES: BodyDecoders = {**client.BODIES, **admin.BODIES, **send.BODIES}

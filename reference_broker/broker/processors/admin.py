@@ -56,6 +56,7 @@ from wire.headers import (
     QueryTopicConsumeByWhoRequestHeader,
 )
 
+from ...bodies import BodyDecoders, request_body
 from ...config import ConfigError
 from .. import constants as C
 from .common import BrokerHandler, validate_topic
@@ -179,10 +180,18 @@ def get_broker_config(broker: Broker, conn: RemotingConnection, req: RemotingCom
     )
 
 
+def _config_changes(req: RemotingCommand) -> dict[str, str]:
+    return decode_properties(req.body or b"")
+
+
+def _group_config(req: RemotingCommand) -> SubscriptionGroupConfig:
+    return SubscriptionGroupConfig.decode(req.body or b"")
+
+
 def update_broker_config(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
     if req.body is None:
         return req.response(ResponseCode.SUCCESS)
-    props = decode_properties(req.body)
+    props = request_body(conn, req, _config_changes)
     black = {k.strip() for k in broker.config.get("configBlackList").split(";") if k.strip()}
     if any(k in black for k in props):
         return req.response(ResponseCode.NO_PERMISSION, "Can not update config in black list.")
@@ -244,7 +253,7 @@ def update_and_create_subscription_group(
     if refused is not None:
         return refused
     if req.body:
-        broker.groups.update(SubscriptionGroupConfig.decode(req.body))
+        broker.groups.update(request_body(conn, req, _group_config))
     return req.response(ResponseCode.SUCCESS)
 
 
@@ -427,3 +436,6 @@ HANDLERS: dict[int, BrokerHandler] = {
     306: clean_expired_consume_queue,
     329: delete_expired_commitlog,
 }
+
+#: request code -> the decoding of its body (run off the event loop for a large body)
+BODIES: BodyDecoders = {25: _config_changes, 200: _group_config}

@@ -26,6 +26,7 @@ from wire.bodies import (
 )
 from wire.headers import GetConsumerListByGroupRequestHeader, UnregisterClientRequestHeader
 
+from ...bodies import BodyDecoders, request_body
 from .. import constants as C
 from ..clients import ClientChannelInfo
 from .common import BrokerHandler, peer_addr
@@ -40,9 +41,21 @@ def _channel_info(conn: RemotingConnection, req: RemotingCommand, client_id: str
     return ClientChannelInfo(conn, client_id, req.language, req.version, peer_addr(conn))
 
 
+def _heartbeat_body(req: RemotingCommand) -> HeartbeatData:
+    return HeartbeatData.decode(req.body or b"")
+
+
+def _lock_body(req: RemotingCommand) -> LockBatchRequestBody:
+    return LockBatchRequestBody.decode(req.body or b"")
+
+
+def _unlock_body(req: RemotingCommand) -> UnlockBatchRequestBody:
+    return UnlockBatchRequestBody.decode(req.body or b"")
+
+
 def heart_beat(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
     """``ClientManageProcessor.heartBeat``."""
-    hb = HeartbeatData.decode(req.body or b"")
+    hb = request_body(conn, req, _heartbeat_body)
     client_id = hb.client_id or ""
     for data in hb.consumer_data_set:
         group = data.group_name or ""
@@ -98,7 +111,7 @@ def get_consumer_list_by_group(
 
 def lock_batch_mq(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
     """``AdminBrokerProcessor.lockBatchMQ``."""
-    body = LockBatchRequestBody.decode(req.body or b"")
+    body = request_body(conn, req, _lock_body)
     locked = broker.locks.try_lock_batch(body.consumer_group or "", body.mq_set, body.client_id or "")
     return req.response(
         ResponseCode.SUCCESS, None, None, LockBatchResponseBody(lock_ok_mq_set=tuple(locked)).encode()
@@ -107,7 +120,7 @@ def lock_batch_mq(broker: Broker, conn: RemotingConnection, req: RemotingCommand
 
 def unlock_batch_mq(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
     """``AdminBrokerProcessor.unlockBatchMQ``."""
-    body = UnlockBatchRequestBody.decode(req.body or b"")
+    body = request_body(conn, req, _unlock_body)
     broker.locks.unlock_batch(body.consumer_group or "", body.mq_set, body.client_id or "")
     return req.response(ResponseCode.SUCCESS)
 
@@ -119,3 +132,6 @@ HANDLERS: dict[int, BrokerHandler] = {
     41: lock_batch_mq,
     42: unlock_batch_mq,
 }
+
+#: request code -> the decoding of its body (run off the event loop for a large body)
+BODIES: BodyDecoders = {34: _heartbeat_body, 41: _lock_body, 42: _unlock_body}

@@ -45,9 +45,17 @@ from wire.headers import (
     SendMessageRequestHeader,
     SendMessageRequestHeaderV2,
 )
-from wire.message import MessageConst, MessageSysFlag, create_offset_msg_id, decode_batch, decode_properties
+from wire.message import (
+    BatchEntry,
+    MessageConst,
+    MessageSysFlag,
+    create_offset_msg_id,
+    decode_batch,
+    decode_properties,
+)
 from wire.message import decode_stored_message as decode_record
 
+from ...bodies import BodyDecoders, request_body
 from ...store import MessageToStore, PutResult, PutStatus, disk_used_ratio
 from .. import constants as C
 from ..props import java_properties_text, send_properties_text
@@ -473,6 +481,10 @@ def _half_message(
     return C.RMQ_SYS_TRANS_HALF_TOPIC, 0, sys_flag & ~_TRAN_MASK
 
 
+def _batch_entries(req: RemotingCommand) -> list[BatchEntry]:
+    return decode_batch(req.body or b"", strict=False)
+
+
 def _send_batch(
     broker: Broker, conn: RemotingConnection, req: RemotingCommand, h: SendHeader, tc: TopicConfig
 ) -> HandlerResult:
@@ -497,7 +509,7 @@ def _send_batch(
     born = conn.peer
     reconsume_times = h.reconsume_times or 0
     msgs = []
-    for e in decode_batch(req.body or b"", strict=False):
+    for e in request_body(conn, req, _batch_entries):
         text = e.properties_text
         assert text is not None  # set by __post_init__
         if batch_text:
@@ -609,3 +621,7 @@ HANDLERS: dict[int, BrokerHandler] = {
     320: send_message,
     36: consumer_send_msg_back,
 }
+
+#: request code -> the decoding of its body (run off the event loop for a large body): a batch
+#: (the body of a single message is stored as it is)
+BODIES: BodyDecoders = {320: _batch_entries}
