@@ -40,6 +40,7 @@ SUBAPPS: list[tuple[str, str, str, str]] = [
     ("ha", "app", "ha", "Master/slave replication status."),
     ("store", "app", "store", "Read a broker's store directory offline."),
     ("pcap", "app", "pcap", "Decode and summarise captures of RocketMQ traffic; record new ones."),
+    ("acl", "app", "acl", "A broker's plain ACL: accounts, white addresses, versions."),
     ("analyze", "analyze", "analyze", "Analyse captures with Spark: Parquet tables, metrics, a report."),
 ]
 
@@ -63,6 +64,12 @@ def root(
         help="Request header serialization: json or rocketmq.")] = None,
     profile: Annotated[str | None, typer.Option(
         help="Profile from ~/.config/mqctl/config.yaml.")] = None,
+    access_key: Annotated[str | None, typer.Option(
+        "--access-key", help="Sign every request with this ACL access key (with --secret-key). Default: "
+        "$MQCTL_ACCESS_KEY, else the profile's access_key.")] = None,
+    secret_key: Annotated[str | None, typer.Option(
+        "--secret-key", help="The access key's secret (never printed). Default: $MQCTL_SECRET_KEY, else the "
+        "profile's secret_key.")] = None,
     verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More detail on stderr.")] = 0,
     no_color: Annotated[bool, typer.Option("--no-color", help="Plain output without colour.")] = False,
     version: Annotated[bool, typer.Option(
@@ -74,13 +81,15 @@ def root(
     if output not in FORMATS:
         raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--output")
     ctx.obj = resolve(namesrv=namesrv, timeout=timeout, serialize=serialize, output=output,
-                      profile=profile, verbose=verbose, no_color=no_color or "NO_COLOR" in os.environ)
+                      profile=profile, verbose=verbose, no_color=no_color or "NO_COLOR" in os.environ,
+                      access_key=access_key, secret_key=secret_key)
 
 
 _registered: list[str] = []
 
 #: the root options that take a value (the noun is the first word that is not one of them)
-_VALUE_OPTIONS = frozenset({"-n", "--namesrv", "--timeout", "-o", "--output", "--serialize", "--profile"})
+_VALUE_OPTIONS = frozenset({"-n", "--namesrv", "--timeout", "-o", "--output", "--serialize", "--profile",
+                            "--access-key", "--secret-key"})
 
 
 def _noun(argv: list[str]) -> str | None:

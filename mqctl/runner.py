@@ -45,7 +45,8 @@ def _client(s: Settings) -> Any:
     from wire.admin.client import AdminClient
 
     trace = s.output.info if s.verbose else None
-    return AdminClient(s.namesrv, timeout=s.timeout, serialize=s.serialize, trace=trace)
+    return AdminClient(s.namesrv, timeout=s.timeout, serialize=s.serialize, trace=trace,
+                       credentials=s.credentials)
 
 
 def run(ctx: typer.Context, op: Callable[..., Awaitable[R]], /, **kwargs: Any) -> R:

@@ -53,7 +53,9 @@ SERVER_EXTRA = {"serverMaxBufferedBytes": str(128 * 1024 * 1024), "serverFrameRe
                 # the address to listen on (NettyServerConfig.bindAddress of 5.x); empty: 127.0.0.1
                 "bindAddress": ""}
 #: keys of the reference name server beyond NamesrvConfig 4.9.8 (5.x has the first one)
-NAMESRV_EXTRA = {"scanNotActiveBrokerInterval": "10000", "brokerChannelExpiredTime": "120000", **SERVER_EXTRA}
+NAMESRV_EXTRA = {"scanNotActiveBrokerInterval": "10000", "brokerChannelExpiredTime": "120000",
+                 # plain ACL on the name server's state-changing requests (ours; see docs/servers.md)
+                 "aclEnable": "false", **SERVER_EXTRA}
 
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 

@@ -77,7 +77,7 @@ Layout
 ------
 This module holds the rules (field metadata, parsing, formatting, :class:`CustomHeader` and the
 inherited request fields) and the registries' functions. The classes themselves live in one
-private module per area (``wire/_headers/``: ``client``, ``namesrv``, ``admin``, ``controller``)
+private module per area (``wire/_headers/``: ``client``, ``namesrv``, ``admin``, ``acl``, ``controller``)
 and are imported from here (``from wire.headers import PullMessageRequestHeader``): an area's
 classes are created when one of them is first asked for, and the code tables
 (:data:`REQUEST_HEADERS`, ...) load them all. A command that sends one header pays for its area
@@ -104,6 +104,12 @@ from .errors import DecodeError, EncodeError, clipped, excerpt
 from .remoting import DEFAULT_VERSION, RemotingCommand
 
 if TYPE_CHECKING:
+    from ._headers.acl import (
+        CreateAccessConfigRequestHeader,
+        DeleteAccessConfigRequestHeader,
+        GetBrokerAclConfigResponseHeader,
+        UpdateGlobalWhiteAddrsConfigRequestHeader,
+    )
     from ._headers.admin import (
         CreateTopicRequestHeader,
         DeleteSubscriptionGroupRequestHeader,
@@ -202,6 +208,10 @@ __all__ = [
     "AddBrokerRequestHeader",
     "AddWritePermOfBrokerRequestHeader",
     "AddWritePermOfBrokerResponseHeader",
+    "CreateAccessConfigRequestHeader",
+    "DeleteAccessConfigRequestHeader",
+    "GetBrokerAclConfigResponseHeader",
+    "UpdateGlobalWhiteAddrsConfigRequestHeader",
     "AlterSyncStateSetRequestHeader",
     "AlterSyncStateSetResponseHeader",
     "ApplyBrokerIdRequestHeader",
@@ -667,6 +677,10 @@ def response(
 #: where each header class is defined: the classes of an area are created when one of them is
 #: first used, so that a short-lived command pays only for the headers it sends
 _HOMES: dict[str, str] = {
+    "CreateAccessConfigRequestHeader": "acl",
+    "DeleteAccessConfigRequestHeader": "acl",
+    "GetBrokerAclConfigResponseHeader": "acl",
+    "UpdateGlobalWhiteAddrsConfigRequestHeader": "acl",
     "SendMessageRequestHeader": "client",
     "SendMessageRequestHeaderV2": "client",
     "SendMessageResponseHeader": "client",

@@ -47,7 +47,8 @@ from wire.aio import BufferBudget, HandlerResult, RemotingConnection, RemotingSe
 from wire.bodies import TopicConfig, TopicConfigSerializeWrapper
 from wire.headers import NotifyConsumerIdsChangedRequestHeader, request
 
-from ..bodies import preparer
+from ..acl import BROKER_ADMIN_CODES, AclConfigError, AclGuard
+from ..bodies import preparer, request_body
 from ..config import BrokerConfig
 from ..runtime import ServiceError
 from ..store import MessageStore, StoreConfig, StoreError
@@ -57,6 +58,7 @@ from .longpoll import PullRequestHoldService
 from .offsets import ConsumerOffsetManager
 from .outer import BrokerIdentity, BrokerOuterAPI
 from .processors import BODIES, HANDLERS
+from .processors.client import heartbeat_body
 from .schedule import ScheduleMessageService
 from .stats import GroupGetStats
 from .subscriptions import SubscriptionGroupManager
@@ -94,6 +96,12 @@ class Broker:
         self.outer = BrokerOuterAPI(config.namesrv_addrs, timeout_ms=config.int("registerBrokerTimeoutMills"))
         #: ``Configuration``'s data version (GET_BROKER_CONFIG's ``version``; UPDATE_BROKER_CONFIG moves it)
         self.config_version = DataVersion()
+        #: plain ACL (``aclEnable=true``): the accounts of ``rocketmqHome``'s ACL files, checked on every
+        #: request before its handler, as Java's ``PlainAccessValidator`` hook does
+        self.acl: AclGuard | None = None
+        if config.bool("aclEnable"):
+            self.acl = AclGuard(config.get("rocketmqHome") or None, name=f"broker {config.broker_name}",
+                                admin_codes=BROKER_ADMIN_CODES)
         self._store: MessageStore | None = None
         self._server: RemotingServer | None = None
         #: the VIP ("fast") channel on listenPort − 2, which Java brokers' slaves use for GET_ALL_TOPIC_CONFIG
@@ -186,6 +194,11 @@ class Broker:
         for manager in (self.topics, self.offsets, self.groups, self.schedule):
             if not manager.load():
                 raise ServiceError(f"cannot load {manager.path} (nor its .bak)")
+        if self.acl is not None:
+            try:
+                self.acl.start()
+            except AclConfigError as exc:
+                raise ServiceError(f"the ACL files cannot be used: {exc}") from None
         # both listeners share one bound on unfinished frames, and decode large requests off the loop
         budget = BufferBudget(self.config.max_buffered_bytes, "broker")
         limits: dict[str, Any] = {"prepare": preparer(BODIES), "budget": budget,
@@ -212,6 +225,8 @@ class Broker:
             if self._vip_server is not None:
                 await self._vip_server.close()
                 self._vip_server = None
+            if self.acl is not None:
+                await self.acl.stop()
             if isinstance(exc, StoreError):
                 raise ServiceError(f"the message store cannot start: {exc}") from exc
             raise
@@ -262,6 +277,8 @@ class Broker:
             await self._store.shutdown()
         await self.outer.unregister_broker_all(self.identity)
         await self.outer.close()
+        if self.acl is not None:
+            await self.acl.stop()
         log.info("the broker %s shut down", self.config.broker_name)
 
     # ------------------------------------------------------------------ background work
@@ -395,6 +412,11 @@ class Broker:
         conn.state["last_request"] = time.monotonic()
         if not self._running:
             return self._after_start(conn, req)
+        if self.acl is not None:
+            # a HEART_BEAT's body is read as its handler reads it (decoded off the loop when large)
+            refused = self.acl.refusal(conn.peer[0], req, lambda r: request_body(conn, r, heartbeat_body))
+            if refused is not None:
+                return refused
         handler = HANDLERS.get(req.code)
         if handler is None:
             return req.response(

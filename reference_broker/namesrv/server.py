@@ -29,6 +29,7 @@ from reference_broker.runtime import ServiceError
 from wire import RemotingCommand
 from wire.aio import RemotingConnection, RemotingServer, start_server
 
+from ..acl import NAMESRV_CHECKED_CODES, AclConfigError, AclGuard
 from ..bodies import preparer
 from .kvconfig import KVConfigError, KVConfigManager
 from .processor import BODIES, NamesrvContext, process
@@ -59,6 +60,12 @@ class NameServer:
                                       KVConfigManager(config.kv_config_path), config_store_path=store)
         self._server: RemotingServer | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        #: plain ACL (``aclEnable=true``, ours): the requests that change the name server's state,
+        #: other than a broker's registration, need an admin account's signature
+        self.acl: AclGuard | None = None
+        if config.bool("aclEnable"):
+            self.acl = AclGuard(config.get("rocketmqHome") or None, name="namesrv",
+                                admin_codes=NAMESRV_CHECKED_CODES, checked=NAMESRV_CHECKED_CODES)
 
     @property
     def routes(self) -> RouteInfoManager:
@@ -88,6 +95,11 @@ class NameServer:
             self.kv.load()
         except KVConfigError as exc:
             raise ServiceError(str(exc)) from None
+        if self.acl is not None:
+            try:
+                self.acl.start()
+            except AclConfigError as exc:
+                raise ServiceError(f"the ACL files cannot be used: {exc}") from None
         self._server = await start_server(self._handle, self.host, self._port, name="namesrv",
                                           on_connect=self._on_connect, on_close=self._on_close,
                                           prepare=preparer(BODIES),
@@ -109,6 +121,8 @@ class NameServer:
         if self._server is not None:
             await self._server.close()
             log.info("name server on %s stopped", self.address)
+        if self.acl is not None:
+            await self.acl.stop()
 
     async def __aenter__(self) -> NameServer:
         return await self.start()
@@ -120,6 +134,10 @@ class NameServer:
 
     def _handle(self, conn: RemotingConnection, request: RemotingCommand) -> RemotingCommand | None:
         conn.state[_LAST_ACTIVE] = time.monotonic()
+        if self.acl is not None:
+            refused = self.acl.refusal(conn.peer[0], request)
+            if refused is not None:
+                return refused
         return process(self.context, request, conn)
 
     def _on_connect(self, conn: RemotingConnection) -> None:

@@ -74,6 +74,8 @@ def leave(code: int, close: Any, grace: float) -> None:
 def produce(args: argparse.Namespace) -> None:
     producer = Producer(args.group, timeout=args.send_timeout_ms)
     producer.set_namesrv_addr(args.namesrv)
+    if args.access_key:
+        producer.set_session_credentials(args.access_key, args.secret_key or "", "ALIYUN")
     producer.start()
     sizes = [int(s) for s in args.size.split(",")]
     totals = {"sent": 0, "errors": 0}
@@ -124,6 +126,8 @@ def produce(args: argparse.Namespace) -> None:
 def consume(args: argparse.Namespace) -> None:
     consumer = PushConsumer(args.group, orderly=args.orderly)
     consumer.set_namesrv_addr(args.namesrv)
+    if args.access_key:
+        consumer.set_session_credentials(args.access_key, args.secret_key or "", "ALIYUN")
     consumer.set_thread_count(1)
     lock = threading.Lock()
     enough = threading.Event()
@@ -173,6 +177,8 @@ def main() -> None:
         p.add_argument("--namesrv", required=True)
         p.add_argument("--topic", required=True)
         p.add_argument("--grace", type=float, default=8.0, help="seconds allowed for the library's shutdown")
+        p.add_argument("--access-key", help="ACL credentials (set_session_credentials, channel ALIYUN)")
+        p.add_argument("--secret-key")
     p = sub.choices["produce"]
     p.add_argument("--count", type=int, required=True)
     p.add_argument("--size", default="100", help="body size, or sizes used in turn (\"200,5000\")")

@@ -79,12 +79,18 @@ async function leave(code, close, graceMs) {
   process.exit(code);
 }
 
+// ACL credentials: ali-ons signs every request with them (lib/channel.js beforeRequest)
+function credentials(args) {
+  return args['access-key'] ? { accessKey: args['access-key'], secretKey: args['secret-key'] || '' } : {};
+}
+
 async function produce(args) {
   const producer = new Producer({
     httpclient: noHttp,
     nameSrv: args.namesrv,
     producerGroup: args.group || 'JsProducerGroup',
     sendMsgTimeout: Number(args['send-timeout-ms'] || 3000),
+    ...credentials(args),
   });
   producer.on('error', err => console.error('producer error:', err && err.message));
   await producer.ready();
@@ -126,6 +132,7 @@ async function consume(args) {
     nameSrv: args.namesrv,
     consumerGroup: args.group,
     consumeFromWhere: args.from === 'last' ? 'CONSUME_FROM_LAST_OFFSET' : 'CONSUME_FROM_FIRST_OFFSET',
+    ...credentials(args),
   };
   if (args['rebalance-ms']) options.rebalanceInterval = Number(args['rebalance-ms']);
   const consumer = new Consumer(options);

@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from ..codes import RequestCode, ResponseCode
 from ..headers import CustomHeader
+from .acl import (
+    CreateAccessConfigRequestHeader,
+    DeleteAccessConfigRequestHeader,
+    GetBrokerAclConfigResponseHeader,
+    UpdateGlobalWhiteAddrsConfigRequestHeader,
+)
 from .admin import (
     CreateTopicRequestHeader,
     DeleteSubscriptionGroupRequestHeader,
@@ -106,6 +112,9 @@ _RC = RequestCode
 #: release (e.g. GET_BROKER_CLUSTER_INFO, GET_BROKER_RUNTIME_INFO, GET_ALL_TOPIC_CONFIG,
 #: GET_BROKER_CONFIG, GET_BROKER_HA_STATUS, GET_BROKER_EPOCH_CACHE, the controller config codes).
 REQUEST_HEADERS: dict[int, type[CustomHeader]] = {
+    _RC.UPDATE_AND_CREATE_ACL_CONFIG: CreateAccessConfigRequestHeader,
+    _RC.DELETE_ACL_CONFIG: DeleteAccessConfigRequestHeader,
+    _RC.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG: UpdateGlobalWhiteAddrsConfigRequestHeader,
     _RC.SEND_MESSAGE: SendMessageRequestHeader,
     _RC.PULL_MESSAGE: PullMessageRequestHeader,
     _RC.QUERY_MESSAGE: QueryMessageRequestHeader,
@@ -167,6 +176,7 @@ REQUEST_HEADERS: dict[int, type[CustomHeader]] = {
 
 #: request code -> the header class of its response
 RESPONSE_HEADERS: dict[int, type[CustomHeader]] = {
+    _RC.GET_BROKER_CLUSTER_ACL_INFO: GetBrokerAclConfigResponseHeader,
     _RC.QUERY_DATA_VERSION: QueryDataVersionResponseHeader,
     _RC.SEND_MESSAGE: SendMessageResponseHeader,
     _RC.PULL_MESSAGE: PullMessageResponseHeader,

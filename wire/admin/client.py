@@ -14,7 +14,9 @@ connection or a timeout moves on to the next, as ``NettyRemotingClient.getAndCre
 does. An answer, even an error code, stops the search: the name server is up and said no.
 
 Every request carries the serialize type chosen for the client (``--serialize``); the servers
-answer in the type of the request. Each request waits at most ``timeout`` seconds, and so does
+answer in the type of the request. A client given credentials signs every request it sends
+(plain ACL, :mod:`wire.acl`), as Java's ``AclClientRPCHook`` does. Each request waits at most
+``timeout`` seconds, and so does
 opening a connection.
 """
 
@@ -25,6 +27,7 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
+from ..acl import Credentials, sign_request
 from ..aio import ConnectError, ConnectionPool, RemotingConnection, RemotingIOError, split_addr
 from ..codes import LanguageCode, ResponseCode, SerializeType
 from ..errors import WireError
@@ -51,7 +54,7 @@ class AdminClient:
     def __init__(self, namesrv: Sequence[str] = ("127.0.0.1:9876",), *, timeout: float = 3.0,
                  serialize: str | SerializeType = SerializeType.JSON,
                  language: LanguageCode = LanguageCode.JAVA, version: int = DEFAULT_VERSION,
-                 trace: Callable[[str], None] | None = None) -> None:
+                 trace: Callable[[str], None] | None = None, credentials: Credentials | None = None) -> None:
         #: called with one line per request sent and per answer received (``mqctl -v``)
         self.trace = trace
         self.namesrv_addrs = list(namesrv)
@@ -60,6 +63,8 @@ class AdminClient:
                                else SerializeType[str(serialize).upper()])
         self.language = language
         self.version = version
+        #: when set, every request is signed (plain ACL: ``AccessKey``/``Signature``, :mod:`wire.acl`)
+        self.credentials = credentials
         self._pool = ConnectionPool(timeout=timeout, name="mqctl")
         self._preferred = 0
 
@@ -84,8 +89,9 @@ class AdminClient:
         """A request in this client's serialize type, language and version."""
         if ext is not None and not isinstance(ext, Mapping):
             ext = ext.to_ext()
-        return RemotingCommand.request(code, ext, body, language=self.language, version=self.version,
-                                       serialize_type=self.serialize_type)
+        cmd = RemotingCommand.request(code, ext, body, language=self.language, version=self.version,
+                                      serialize_type=self.serialize_type)
+        return cmd if self.credentials is None else sign_request(cmd, self.credentials)
 
     async def invoke(self, addr: str, code: int, ext: Ext = None,
                      body: bytes | None = None, *, timeout: float | None = None) -> RemotingCommand:

@@ -23,6 +23,7 @@ from typing import Any, Protocol, Self
 
 from ..codes import RequestCode
 from ._base import JsonBody, body_props
+from .acl import AclConfig, PlainAccessConfig
 from .client import (
     Connection,
     ConsumeFromWhere,
@@ -102,6 +103,7 @@ __all__ = [
     "REQUEST_BODIES",
     "RESPONSE_BODIES",
     "TIMER_CHECKPOINT",
+    "AclConfig",
     "Body",
     "BrokerData",
     "BrokerMemberGroup",
@@ -147,6 +149,7 @@ __all__ = [
     "ProducerData",
     "ProducerInfo",
     "ProducerTableInfo",
+    "PlainAccessConfig",
     "PropertiesBody",
     "QueueData",
     "RegisterBrokerBody",
@@ -243,6 +246,7 @@ RESPONSE_BODIES: dict[int, type[Any]] = {
     R.CONTROLLER_GET_SYNC_STATE_DATA: InSyncStateData,
     R.GET_BROKER_EPOCH_CACHE: EpochEntryCache,
     R.GET_CONTROLLER_CONFIG: PropertiesBody,
+    R.GET_BROKER_CLUSTER_ACL_CONFIG: AclConfig,
 }
 
 

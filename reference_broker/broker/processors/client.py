@@ -41,7 +41,8 @@ def _channel_info(conn: RemotingConnection, req: RemotingCommand, client_id: str
     return ClientChannelInfo(conn, client_id, req.language, req.version, peer_addr(conn))
 
 
-def _heartbeat_body(req: RemotingCommand) -> HeartbeatData:
+def heartbeat_body(req: RemotingCommand) -> HeartbeatData:
+    """The HEART_BEAT body (the handler's and the ACL's decoding)."""
     return HeartbeatData.decode(req.body or b"")
 
 
@@ -55,7 +56,7 @@ def _unlock_body(req: RemotingCommand) -> UnlockBatchRequestBody:
 
 def heart_beat(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
     """``ClientManageProcessor.heartBeat``."""
-    hb = request_body(conn, req, _heartbeat_body)
+    hb = request_body(conn, req, heartbeat_body)
     client_id = hb.client_id or ""
     for data in hb.consumer_data_set:
         group = data.group_name or ""
@@ -134,4 +135,4 @@ HANDLERS: dict[int, BrokerHandler] = {
 }
 
 #: request code -> the decoding of its body (run off the event loop for a large body)
-BODIES: BodyDecoders = {34: _heartbeat_body, 41: _lock_body, 42: _unlock_body}
+BODIES: BodyDecoders = {34: heartbeat_body, 41: _lock_body, 42: _unlock_body}
