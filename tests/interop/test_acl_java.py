@@ -114,6 +114,7 @@ def our_acl_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
     finally:
         loop.call_soon_threadsafe(stop.set)
         thread.join(30)
+        loop.close()
 
 
 def _ask(addr: str, req: RemotingCommand) -> RemotingCommand:
