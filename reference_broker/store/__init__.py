@@ -5,20 +5,16 @@
 <queueId>/`` files of 20-byte units, ``index/`` files for keys and UNIQ_KEY, the ``checkpoint`` and
 ``abort`` files; group commit (SYNC_FLUSH) and periodic flush (ASYNC_FLUSH); recovery after a clean
 shutdown and after a crash; expired-file deletion; and the hooks master/slave replication needs
-(raw reads, verbatim appends with dispatch, truncation). See :mod:`.store` for how it works.
+(raw reads, verbatim appends through the same append as a put, truncation). See :mod:`.store` for
+how it works and which module holds each part.
 """
 
 from __future__ import annotations
 
 from .config import StoreConfig
-from .store import (
-    SCHEDULE_TOPIC,
-    ArrivalListener,
-    DispatchListener,
-    MessageStore,
-    ReplicaWaiter,
-    disk_used_ratio,
-)
+from .dispatch import SCHEDULE_TOPIC, AppendListener, ArrivalListener, DispatchListener, ReplicaWaiter
+from .expiry import disk_used_ratio
+from .store import MessageStore
 from .types import (
     GetResult,
     GetStatus,
@@ -31,6 +27,7 @@ from .types import (
 
 __all__ = [
     "SCHEDULE_TOPIC",
+    "AppendListener",
     "ArrivalListener",
     "DispatchListener",
     "GetResult",

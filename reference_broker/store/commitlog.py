@@ -17,7 +17,7 @@ cuts the log there), the dispatcher (which waits there for more bytes) and the t
 A replica appends the master's bytes verbatim (chunks cut anywhere); those bytes include the
 BLANKs and the padding after them, so a slave's files are byte-identical to the master's.
 
-Both kinds of append keep a :class:`~.mapped_file.Prefaulter` (when the store runs one) a few
+Both kinds of append keep a :class:`~.prefault.Prefaulter` (when the store runs one) a few
 MiB ahead of the write position, so the pages they write into are already mapped.
 """
 
@@ -28,8 +28,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from . import _codec
-from ._codec import ScanItem
-from .mapped_file import MappedFile, MappedFileQueue, Prefaulter
+from ._codec import ScanItem, StoredMessage
+from .mapped_file import MappedFile, MappedFileQueue
+from .prefault import Prefaulter
 from .types import StoreError
 
 __all__ = ["CommitLog", "END_FILE_MIN_BLANK_LENGTH"]
@@ -38,6 +39,8 @@ log = logging.getLogger("reference_broker.store")
 
 END_FILE_MIN_BLANK_LENGTH = _codec.END_FILE_MIN_BLANK_LENGTH
 _WINDOW = 4 * 1024 * 1024
+#: what a read of one record of unknown size copies first
+_HEAD = 1 << 16
 
 
 class CommitLog:
@@ -77,22 +80,31 @@ class CommitLog:
             f.write(f.wrote_position, _codec.encode_blank(f.remaining))
             f.wrote_position = f.size
             f = self.files.last_or_create(0)
-        if f.wrote_position + length > f.prefault_mark and self.prefaulter is not None:
-            self.prefaulter.ahead_of(f, f.wrote_position)
         return f
 
-    def append_raw(self, offset: int, data: bytes | bytearray | memoryview) -> None:
-        """Write replicated bytes at ``offset``, which must be the current end; chunks may run
-        into the next file."""
+    def append(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        """Write ``data`` at ``offset``, which must be the current end: the one write of CommitLog
+        bytes, for a put's records (which :meth:`reserve` made room for in the last file) and a
+        replica's bytes alike (cut anywhere, so they may run into the next file)."""
+        files = self.files.files
+        n = len(data)
+        if files:
+            f = files[-1]
+            pos = f.wrote_position
+            if f.file_from_offset + pos == offset and pos + n <= f.size:
+                if pos + n > f.prefault_mark and self.prefaulter is not None:
+                    self.prefaulter.ahead_of(f, pos)
+                f.append(data)
+                return
         end = self.max_offset
-        if self.files.files and offset != end:
-            raise StoreError(f"replica data at {offset}, but the CommitLog ends at {end}")
+        if files and offset != end:
+            raise StoreError(f"CommitLog data at {offset}, but the CommitLog ends at {end}")
         view = memoryview(data)
         at = offset
         while view:
             f = self.files.last_or_create(at)
             if f.end_offset != at:
-                raise StoreError(f"replica data at {at}, but the CommitLog file {f.path.name} "
+                raise StoreError(f"CommitLog data at {at}, but the CommitLog file {f.path.name} "
                                  f"continues at {f.end_offset}")
             n = min(len(view), f.remaining)
             if f.wrote_position + n > f.prefault_mark and self.prefaulter is not None:
@@ -126,6 +138,36 @@ class CommitLog:
         pos = offset - f.file_from_offset
         n = min(max_bytes, f.wrote_position - pos)
         return f.read(pos, n) if n > 0 else b""
+
+    def record_at(self, offset: int, size: int | None = None) -> tuple[bytes, StoredMessage] | None:
+        """The whole valid record that starts at ``offset`` (of ``size`` bytes, when given): its
+        bytes and the message decoded from them; None when no such record is there."""
+        if offset < 0:
+            return None
+        if size is None:
+            head = self.read_data(offset, _HEAD)
+            if not head:
+                return None
+            first = next(iter(_codec.scan(head, offset, verify=False)), None)
+            if first is None:
+                return None
+            if first.kind == "record" and first.message is not None:
+                return head[:first.size], first.message
+            if first.kind != "end" or not first.incomplete or first.size <= 0:
+                return None
+            size = first.size
+        data = self.read(offset, size)
+        if data is None:
+            return None
+        item = next(iter(_codec.scan(data, offset, verify=False)), None)
+        if item is None or item.kind != "record" or item.size != size or item.message is None:
+            return None
+        return data, item.message
+
+    def store_time_at(self, offset: int) -> int:
+        """The store timestamp of the record at ``offset``; -1 when there is none."""
+        found = self.record_at(offset)
+        return found[1].store_timestamp if found is not None else -1
 
     def roll_next_file(self, offset: int) -> int:
         """Start of the file after the one holding ``offset`` (``rollNextFile``)."""

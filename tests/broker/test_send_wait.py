@@ -40,7 +40,7 @@ def test_sync_flush_answers_by_the_wait_property(tmp_path: Path, wait: str | Non
             c = await client(b)
             # no group commit can end while the flush lock is held: only a send that does not
             # wait for it gets SUCCESS; the others get FLUSH_DISK_TIMEOUT after syncFlushTimeout
-            lock = b.store._flush_lock
+            lock = b.store.flusher.lock
             assert lock is not None
             await lock.acquire()
             try:

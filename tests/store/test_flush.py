@@ -114,14 +114,14 @@ def test_waiters_past_the_timeout_answer_flush_disk_timeout_and_later_puts_flush
         async with MessageStore(cfg) as s:
             loop = asyncio.get_running_loop()
             # holding the flush lock stands for a sync slower than syncFlushTimeout
-            await s._flush_lock.acquire()
+            await s.flusher.lock.acquire()
             try:
                 t0 = loop.time()
                 first = await asyncio.gather(*(s.put_message(message(body=b"%d" % i)) for i in range(5)))
                 waited = loop.time() - t0
                 second = await s.put_message(message(body=b"second"))
             finally:
-                s._flush_lock.release()
+                s.flusher.lock.release()
             after = await s.put_message(message(body=b"after"))
             got = s.get_messages("g", "TopicTest", 0, 0, 32)
             return first, waited, second, after, got, s.flushed_offset, s.commitlog_max_offset()

@@ -17,7 +17,8 @@ import pytest
 
 from reference_broker.store import MessageStore
 from reference_broker.store._syncer import SyncThread
-from reference_broker.store.mapped_file import MappedFile, Prefaulter
+from reference_broker.store.mapped_file import MappedFile
+from reference_broker.store.prefault import Prefaulter
 from tests.store.storeutil import message, run, small_config
 
 PAGE = mmap.PAGESIZE

@@ -64,7 +64,7 @@ def test_wait_store_msg_ok_decides_whether_a_sync_flush_put_waits(tmp_path: Path
 
     async def go() -> tuple[PutStatus, bool]:
         async with MessageStore(cfg) as s:
-            lock = s._flush_lock
+            lock = s.flusher.lock
             assert lock is not None
             # no flush can end while the lock is held: a put that waits times out
             await lock.acquire()
@@ -85,7 +85,7 @@ def test_a_batch_waits_when_any_entry_does(tmp_path: Path) -> None:
 
     async def go() -> list[PutStatus]:
         async with MessageStore(cfg) as s:
-            lock = s._flush_lock
+            lock = s.flusher.lock
             assert lock is not None
             out = []
             await lock.acquire()

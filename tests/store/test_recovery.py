@@ -327,7 +327,7 @@ def test_index_entries_newer_than_their_header_are_taken_back_in(tmp_path: Path)
     async def go():
         async with MessageStore(cfg) as s:
             await s.put_message(message(keys="first"))
-            await s._flush_logics()
+            await s.flusher.flush_logics()
             await _fill(s, 12)
             return _copy_while_running(cfg, tmp_path / "stale")
     copy = run(go())

@@ -30,7 +30,7 @@ from wire.bodies import MessageModel, SubscriptionData
 from wire.headers import PullMessageRequestHeader
 from wire.message import MessageConst, java_string_hash
 
-from ...store import GetStatus, MessageToStore
+from ...store import GetStatus, MessageToStore, PutResult
 from .. import constants as C
 from ..props import java_properties_text
 from .common import BrokerHandler, SlowPath, fast_int, fast_long, peer_addr
@@ -313,7 +313,9 @@ def _offset_moved_event(
     }
     text = java_properties_text(tuple(values), values)
     msg = MessageToStore(C.RMQ_SYS_OFFSET_MOVED_EVENT, 0, body, broker.now_ms(), broker.store_host, 0, text)
-    broker.spawn(broker.store.put_message(msg))
+    put = broker.store.put(msg)
+    if not isinstance(put, PutResult):
+        broker.spawn(put)
 
 
 HANDLERS: dict[int, BrokerHandler] = {11: pull_message}

@@ -348,7 +348,16 @@ _STORED_CODES = {
 }
 
 
-async def _answer(
+def _answer(
+    broker: Broker, req: RemotingCommand, put: PutResult | Awaitable[PutResult], queue_id: int
+) -> HandlerResult:
+    """The send response now for a put that did not wait, else a coroutine of it."""
+    if isinstance(put, PutResult):
+        return put_status_response(broker, req, put, queue_id)
+    return _answer_later(broker, req, put, queue_id)
+
+
+async def _answer_later(
     broker: Broker, req: RemotingCommand, put: Awaitable[PutResult], queue_id: int
 ) -> RemotingCommand:
     return put_status_response(broker, req, await put, queue_id)
@@ -424,7 +433,7 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
         text = send_properties_text(values, broker.cluster_name)
         msg = MessageToStore(topic, queue_id, req.body or b"", h.born_timestamp, conn.peer, h.flag, text,
                              sys_flag, reconsume_times, parsed_properties=values, wait_store_msg_ok=wait_ok)
-        return _answer(broker, req, broker.store.put_message(msg), answer_queue_id)
+        return _answer(broker, req, broker.store.put(msg), answer_queue_id)
     order = list(values)
     if _CLUSTER not in values:
         order.append(_CLUSTER)
@@ -452,7 +461,7 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
         topic, queue_id, req.body or b"", h.born_timestamp, conn.peer, h.flag, text, sys_flag,
         reconsume_times, parsed_properties=values, wait_store_msg_ok=wait_ok,
     )
-    return _answer(broker, req, broker.store.put_message(msg), answer_queue_id)
+    return _answer(broker, req, broker.store.put(msg), answer_queue_id)
 
 
 def _put_back(values: dict[str, str], order: list[str], key: str, value: str | None) -> None:
@@ -521,7 +530,7 @@ def _send_batch(
                 h.topic, queue_id, e.body, h.born_timestamp, born, e.flag, text, sys_flag, reconsume_times
             )
         )
-    return _answer(broker, req, broker.store.put_messages(msgs), queue_id)
+    return _answer(broker, req, broker.store.put(msgs), queue_id)
 
 
 # ---------------------------------------------------------------------------- send back
@@ -605,14 +614,20 @@ def consumer_send_msg_back(broker: Broker, conn: RemotingConnection, req: Remoti
         msg.sys_flag & ~_HOST_V6,
         msg.reconsume_times + 1,
     )
-    return _send_back_answer(req, broker.store.put_message(back))
+    stored = broker.store.put(back)
+    if isinstance(stored, PutResult):
+        return _send_back_response(req, stored)
+    return _send_back_later(req, stored)
 
 
-async def _send_back_answer(req: RemotingCommand, put: Awaitable[PutResult]) -> RemotingCommand:
-    result = await put
+def _send_back_response(req: RemotingCommand, result: PutResult) -> RemotingCommand:
     if result.status is PutStatus.PUT_OK:
         return req.response(ResponseCode.SUCCESS)
     return req.response(ResponseCode.SYSTEM_ERROR, result.status.name)
+
+
+async def _send_back_later(req: RemotingCommand, put: Awaitable[PutResult]) -> RemotingCommand:
+    return _send_back_response(req, await put)
 
 
 HANDLERS: dict[int, BrokerHandler] = {

@@ -1,0 +1,173 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Dispatch: from CommitLog records to consume queues, the index and the listeners.
+
+Theory of operation
+-------------------
+The dispatcher is a cursor over the CommitLog (``ReputMessageService``): every byte before
+:attr:`Dispatcher.reput_offset` has been dispatched. A record is dispatched by
+:meth:`Dispatcher.dispatch` (``DispatchRequest`` through ``CommitLogDispatcherBuildConsumeQueue``
+and ``CommitLogDispatcherBuildIndex``): one ConsumeQueue unit for an ordinary or committed message
+(prepared and rolled-back ones get none), index entries for UNIQ_KEY and each KEYS word, then the
+dispatch and arrival listeners (long polling, delayed delivery).
+
+The fields of a dispatch come from one of two places, and they are the same fields:
+
+* a put knows them (it has just encoded the record from them), so it dispatches at once and moves
+  the cursor past its records, without reading its bytes back;
+* everything else, a replica's bytes, the records recovery finds after the queues' end, a store
+  that was a slave a moment ago, is walked by :meth:`Dispatcher.reput` from the cursor to the last
+  whole record, decoding each.
+
+Either way the unit's tagsCode is computed here, by one rule: the hash of TAGS, or for the schedule
+topic the due time of the message's delay level (``checkMessageAndReturnSize``). Dispatching is
+idempotent, so recovery may dispatch records again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+
+from . import _codec
+from ._codec import MessageConst
+from .files import Room, StoreFiles
+from .types import PutStatus
+
+__all__ = ["SCHEDULE_TOPIC", "AppendListener", "ArrivalListener", "DispatchListener", "DispatchRequest",
+           "Dispatcher", "ReplicaWaiter"]
+
+log = logging.getLogger("reference_broker.store")
+
+#: ``TopicValidator.RMQ_SYS_SCHEDULE_TOPIC``: its units carry the due time as tagsCode
+SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
+
+#: (topic, queue_id, queue_offset, store_timestamp) of each record that reached a consume queue
+DispatchListener = Callable[[str, int, int, int], None]
+#: the same plus the unit's tagsCode, for long polling that filters by tag
+ArrivalListener = Callable[[str, int, int, int, int], None]
+#: the CommitLog's new end, after every append (a put or a replica's bytes)
+AppendListener = Callable[[int], None]
+#: awaited with the end offset of a put on a SYNC_MASTER; answers PUT_OK or the HA status
+ReplicaWaiter = Callable[[int], Awaitable[PutStatus]]
+#: what one record's dispatch needs: topic, queueId, CommitLog offset, size, store timestamp,
+#: queue offset, properties, sysFlag (``DispatchRequest``)
+DispatchRequest = tuple[str, int, int, int, int, int, Mapping[str, str], int]
+
+TRAN_MASK = int(_codec.MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
+#: transaction types whose messages get no ConsumeQueue unit and take queue offset 0
+HELD_TRAN_TYPES = (int(_codec.MessageSysFlag.TRANSACTION_PREPARED_TYPE), TRAN_MASK)
+_KEYS = MessageConst.PROPERTY_KEYS
+_UNIQ_KEY = MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+_DELAY = MessageConst.PROPERTY_DELAY_TIME_LEVEL
+
+
+class Dispatcher(Room):
+    """The dispatch cursor, the dispatchers and the listeners; see the module docstring."""
+
+    def __init__(self, files: StoreFiles) -> None:
+        super().__init__(files)
+        config = files.config
+        #: every CommitLog byte before this offset is dispatched
+        self.reput_offset = 0
+        #: the newest store timestamp dispatched (a put's next timestamp is never older)
+        self.last_store_ts = 0
+        #: the store timestamp of the last record that reached a consume queue (the checkpoint's)
+        self.last_dispatch_ts = 0
+        self.listeners: list[DispatchListener] = []
+        self.arrival_listeners: list[ArrivalListener] = []
+        self.append_listeners: list[AppendListener] = []
+        self._index_enable = config.message_index_enable
+        self._delay_levels = config.delay_levels_ms
+        self._stall_logged = -1
+
+    # ------------------------------------------------------------------ listeners
+    def notify_append(self) -> None:
+        end = self.commitlog.max_offset
+        for fn in self.append_listeners:
+            try:
+                fn(end)
+            except Exception:  # a listener's bug must not stop the store
+                log.exception("append listener %r failed", fn)
+
+    # ------------------------------------------------------------------ dispatch
+    def tags_code(self, topic: str, props: Mapping[str, str], store_ts: int) -> int:
+        code = _codec.tags_code(props.get(MessageConst.PROPERTY_TAGS))
+        if topic == SCHEDULE_TOPIC:
+            level_text = props.get(_DELAY)
+            if level_text is not None:
+                # mirrors checkMessageAndReturnSize: a scheduled message's tagsCode is its due time
+                try:
+                    level = int(level_text)
+                except ValueError:
+                    level = 0
+                levels = self._delay_levels
+                level = min(level, len(levels))
+                if level > 0:
+                    code = store_ts + levels[level - 1]
+        return code
+
+    def dispatch(self, topic: str, queue_id: int, commit_offset: int, size: int, store_timestamp: int,
+                 queue_offset: int, props: Mapping[str, str], sys_flag: int) -> None:
+        """``DispatchRequest`` through the dispatchers: consume queue, index, listeners."""
+        tran = sys_flag & TRAN_MASK
+        if tran not in HELD_TRAN_TYPES:
+            tags_code = self.tags_code(topic, props, store_timestamp)
+            queues = self.queues
+            qs = queues.by_topic.get(topic)
+            cq = qs.get(queue_id) if qs is not None else None
+            if cq is None:
+                cq = queues.find_or_create(topic, queue_id)
+            cq.put(commit_offset, size, tags_code, queue_offset, store_timestamp)
+            self.last_dispatch_ts = store_timestamp
+            key = (topic, queue_id)
+            next_offset = queues.next_offset
+            if next_offset.get(key, 0) <= queue_offset:
+                next_offset[key] = queue_offset + 1
+            for fn in self.listeners:
+                try:
+                    fn(topic, queue_id, queue_offset, store_timestamp)
+                except Exception:  # a listener's bug must not stop the store
+                    log.exception("dispatch listener %r failed", fn)
+            for afn in self.arrival_listeners:
+                try:
+                    afn(topic, queue_id, queue_offset, store_timestamp, tags_code)
+                except Exception:
+                    log.exception("arrival listener %r failed", afn)
+        if self._index_enable:
+            self.index.build_index(topic, commit_offset, store_timestamp, props.get(_KEYS),
+                                   props.get(_UNIQ_KEY), tran == TRAN_MASK)
+        if store_timestamp > self.last_store_ts:
+            self.last_store_ts = store_timestamp
+
+    def reput(self) -> None:
+        """Dispatch every whole record after the cursor (``ReputMessageService.doReput``)."""
+        cl = self.commitlog
+        if cl.min_offset >= 0 and self.reput_offset < cl.min_offset:
+            log.warning("dispatch cursor %d is below the CommitLog start %d", self.reput_offset,
+                        cl.min_offset)
+            self.reput_offset = cl.min_offset
+        while self.reput_offset < cl.max_offset:
+            before = self.reput_offset
+            for item in cl.walk(self.reput_offset, verify=False):
+                if item.kind == "record":
+                    m = item.message
+                    assert m is not None
+                    if m.physical_offset != item.offset and self._stall_logged != item.offset:
+                        log.warning("record at %d says it is at %d", item.offset, m.physical_offset)
+                    self.dispatch(m.topic, m.queue_id, item.offset, item.size, m.store_timestamp,
+                                  m.queue_offset, m.properties, m.sys_flag)
+                    self.reput_offset = item.offset + item.size
+                elif item.kind == "blank":
+                    self.reput_offset = cl.roll_next_file(item.offset)
+                else:
+                    if not item.incomplete and self._stall_logged != item.offset:
+                        self._stall_logged = item.offset
+                        log.error("[BUG] dispatch stops at CommitLog offset %d: %s", item.offset, item.reason)
+                    return
+            if self.reput_offset == before:
+                return
+
+    @property
+    def behind_bytes(self) -> int:
+        """``dispatchBehindBytes``: CommitLog bytes not yet dispatched."""
+        return max(0, self.commitlog.max_offset - self.reput_offset)
