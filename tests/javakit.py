@@ -266,11 +266,53 @@ class JavaProcess:
                 raise RuntimeError(f"{self.role} pid {self.pid} died; see {self.stdout_path}")
             time.sleep(0.2)
 
+    def ask(self, request: object, *, timeout: float = 10.0) -> object:
+        """One blocking request/response on a fresh connection (a ``wire.RemotingCommand``)."""
+        from wire.remoting import RemotingCommand, decode_command, encode_command
+
+        assert isinstance(request, RemotingCommand)
+        with socket.create_connection((HOST, self.port), timeout=timeout) as sock:
+            sock.sendall(encode_command(request))
+            head = _recv_exact(sock, 4)
+            return decode_command(head + _recv_exact(sock, int.from_bytes(head, "big")))
+
+    def wait_admin_ready(self, request: Callable[[], object] | None = None, *,
+                         timeout: float = 30.0) -> object:
+        """Wait until the broker answers GET_BROKER_RUNTIME_INFO (28) without failing; return that answer.
+
+        The Java store samples its put statistics once a second from start; until the first sample a
+        runtime-info request fails with ``java.util.NoSuchElementException`` (``LinkedList.getLast``
+        in StoreStatsService). ``request`` builds the request (to sign it for a broker with ACL on).
+        """
+        from wire.remoting import RemotingCommand
+
+        build = request or (lambda: RemotingCommand.request(28))
+        deadline = time.monotonic() + timeout
+        while True:
+            reply = self.ask(build())
+            assert isinstance(reply, RemotingCommand)
+            if not (reply.code == 1 and "NoSuchElementException" in (reply.remark or "")):
+                return reply
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.role} {self.addr} still fails runtime info after {timeout}s: "
+                                   f"{reply.remark}")
+            time.sleep(0.2)
+
     def tail(self, lines: int = 30) -> str:
         try:
             return "\n".join(self.stdout_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return ""
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    data = bytearray()
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError(f"connection closed after {len(data)} of {n} bytes")
+        data += chunk
+    return bytes(data)
 
 
 def _stop_leftovers() -> None:
@@ -403,8 +445,11 @@ class JavaServers:
             base["namesrvAddr"] = namesrv if isinstance(namesrv, str) else namesrv.addr
         merged = {**base, **{k: str(v) for k, v in props.items()}}
         fixed = merged.pop("listenPort", None)
-        return self._start("mq-broker", version, "broker", f"broker-{name}-{broker_id}", merged,
+        proc = self._start("mq-broker", version, "broker", f"broker-{name}-{broker_id}", merged,
                            lambda: {"listenPort": fixed or str(free_broker_port())})
+        if merged.get("aclEnable", "false").lower() != "true":
+            proc.wait_admin_ready()  # a broker with ACL on: the caller waits with a signed request
+        return proc
 
     def restart(self, proc: JavaProcess, *, graceful: bool = True, **props: str) -> JavaProcess:
         """Stop ``proc`` and start it again on the same node dir, ports and store (``props`` override)."""
@@ -415,6 +460,8 @@ class JavaServers:
         again, failure = self._launch(script, proc.version, proc.role, proc.node_dir, merged, proc.controller_port)
         if again is None:
             raise JavaStartError(failure)
+        if again.role == "broker" and merged.get("aclEnable", "false").lower() != "true":
+            again.wait_admin_ready()
         return again
 
     def mqadmin(self, version: str, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess[str]:

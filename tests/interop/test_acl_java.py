@@ -70,6 +70,7 @@ def java_acl_broker(java_servers_module: JavaServers, tmp_path_factory: pytest.T
     try:
         ns = java_servers_module.namesrv("4.9.8")
         broker = java_servers_module.broker("4.9.8", namesrv=ns, name="acl-java", aclEnable="true")
+        broker.wait_admin_ready(lambda: sign_request(RemotingCommand.request(28), ADMIN))
     finally:
         if previous is None:
             os.environ.pop("JAVA_OPT_EXT", None)
