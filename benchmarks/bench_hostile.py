@@ -50,7 +50,7 @@ from typing import BinaryIO
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from wire import RemotingCommand, SerializeType, encode_command  # noqa: E402
+from wire import MAX_TOTAL_LENGTH, EncodeError, RemotingCommand, SerializeType, encode_command  # noqa: E402
 from wire.bodies import (  # noqa: E402
     ConsumerData,
     DataVersion,
@@ -282,6 +282,17 @@ class Outcome:
         return statistics.median(self.watchdog) if self.watchdog else 0.0
 
 
+def _is_response(frame: bytes) -> bool:
+    hlen = struct.unpack_from(">I", frame, 4)[0] & 0xFFFFFF
+    header = frame[8:8 + hlen]
+    if frame[4] == 0:
+        try:
+            return bool(json.loads(header).get("flag", 0) & 1)
+        except ValueError:
+            return True
+    return bool(struct.unpack_from(">i", header, 9)[0] & 1)
+
+
 def attack(port: int, frame: bytes, watchdog: Watchdog, kind: str, server: str,
            timeout: float = 300) -> Outcome:
     """Send ``frame`` on a new connection and wait for its answer (or the close)."""
@@ -290,6 +301,8 @@ def attack(port: int, frame: bytes, watchdog: Watchdog, kind: str, server: str,
         start = time.monotonic()
         sock.sendall(frame)
         answer = read_frame(sock)
+        while answer is not None and not _is_response(answer):
+            answer = read_frame(sock)  # a request the server sends the client (NOTIFY_CONSUMER_IDS_CHANGED)
         end = time.monotonic()
     # let the watchdog's question that was open at the end come back
     deadline = time.monotonic() + timeout
@@ -402,6 +415,19 @@ KINDS: list[tuple[str, str, Callable[[int], bytes]]] = [
 ]
 
 
+def _fitting(build: Callable[[int], bytes], size: int) -> bytes:
+    """``build(size)``, made smaller until the frame fits the 16 MiB cap (the builders' sizes are
+    approximate)."""
+    while True:
+        try:
+            frame = build(size)
+        except EncodeError:
+            frame = b""
+        if frame and len(frame) - 4 <= MAX_TOTAL_LENGTH:
+            return frame
+        size = int(size * 0.95)
+
+
 def watchdog_request(server: str) -> RemotingCommand:
     if server == "namesrv":
         return RemotingCommand.request(101, {"namespace": "watchdog", "key": "missing"})  # GET_KV_CONFIG
@@ -421,7 +447,7 @@ def run_stalls(ns: Server, broker: Server, size: int, kinds: list[str] | None = 
         for kind, server, build in KINDS:
             if kinds is not None and kind not in kinds:
                 continue
-            frame = build(size)
+            frame = _fitting(build, size)
             row = attack(ports[server], frame, dogs[server], kind, server)
             out.append(row)
             if on_row is not None:

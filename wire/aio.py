@@ -58,6 +58,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import inspect
 import itertools
 import logging
@@ -150,6 +151,30 @@ _pool_lock = threading.Lock()
 
 def _worker_started() -> None:
     fastjson.prefer_python_parser()
+
+
+_gc_pauses = 0
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Generator[None, None, None]:
+    """No cyclic garbage collection while a large frame is decoded: the millions of objects a
+    16 MiB body makes would trigger full collections, each of which holds the GIL for up to a
+    second (the loop's thread with it); what the decoder makes is freed by reference counting."""
+    global _gc_pauses, _gc_was_enabled
+    with _pool_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _pool_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def _decode_pool() -> ThreadPoolExecutor:
@@ -288,12 +313,13 @@ class RemotingConnection(asyncio.Protocol):
 
     def _decode_large(self, frame: Frame) -> tuple[RemotingCommand, object]:
         # worker thread: nothing here touches the loop or the transport
-        cmd = decode_frame_off_loop(frame)
-        offload = self.offload_bytes
-        if (self.prepare is not None and offload is not None and len(frame.body) >= offload
-                and not cmd.flag & FLAG_RESPONSE):
-            return cmd, self.prepare(self, cmd)
-        return cmd, None
+        with _gc_paused():
+            cmd = decode_frame_off_loop(frame)
+            offload = self.offload_bytes
+            if (self.prepare is not None and offload is not None and len(frame.body) >= offload
+                    and not cmd.flag & FLAG_RESPONSE):
+                return cmd, self.prepare(self, cmd)
+            return cmd, None
 
     def _large_decoded(self, done: ThreadFuture[tuple[RemotingCommand, object]]) -> None:
         self._offloading = 0

@@ -48,6 +48,10 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+#: per heartbeat, the subscription changes logged one by one
+_LOGGED_TOPICS = 8
+
+
 @dataclass
 class ClientChannelInfo:
     """``ClientChannelInfo``: one client connection as a heartbeat described it."""
@@ -125,7 +129,7 @@ class ConsumerGroupInfo:
     def update_subscription(self, subs: Iterable[SubscriptionData]) -> bool:
         """``updateSubscription``: True when a topic was added or removed (a newer subVersion of
         a known topic replaces it without counting as a change, as in Java)."""
-        updated = False
+        added: list[str] = []
         wanted: set[str] = set()
         for sub in subs:
             topic = sub.topic or ""
@@ -133,16 +137,23 @@ class ConsumerGroupInfo:
             old = self.subscriptions.get(topic)
             if old is None:
                 self.subscriptions[topic] = sub
-                updated = True
-                log.info("subscription changed, add new topic, group: %s %s", self.group, topic)
+                added.append(topic)
             elif sub.sub_version > old.sub_version:
                 self.subscriptions[topic] = sub
-        for topic in [t for t in self.subscriptions if t not in wanted]:
+        removed = [t for t in self.subscriptions if t not in wanted]
+        for topic in removed:
             del self.subscriptions[topic]
+        # Java logs every topic; a heartbeat may carry thousands, so past a few the rest are counted
+        # (one line each on the event loop would hold it up)
+        for topic in added[:_LOGGED_TOPICS]:
+            log.info("subscription changed, add new topic, group: %s %s", self.group, topic)
+        for topic in removed[:_LOGGED_TOPICS]:
             log.warning("subscription changed, group: %s remove topic %s", self.group, topic)
-            updated = True
+        if len(added) > _LOGGED_TOPICS or len(removed) > _LOGGED_TOPICS:
+            log.info("subscription changed, group: %s: %d topics added, %d removed in all", self.group,
+                     len(added), len(removed))
         self.last_update = _now_ms()
-        return updated
+        return bool(added or removed)
 
 
 class ConsumerManager:
