@@ -12,8 +12,13 @@ exception, and a bug.
 
 Seeds are real bytes: the frames, headers, bodies, typed headers and HA streams of the captures in
 ``../shared/captures`` (Java 4.9.8 and 5.0.0, deepflow) and ``fixtures/peers`` (the C++ client,
-ali-ons, mqctl), the golden vectors in ``fixtures/vectors``, and records, batches, store files and
-epoch files encoded here. Each input is one seed put through one to three mutations:
+ali-ons, mqctl), and the captures themselves as files (the first records of each, as classic
+pcap, gzip-compressed pcap and pcapng, read by :func:`wire.capture.decode_capture` as
+``mqctl pcap`` reads them); the golden vectors in ``fixtures/vectors``; records, batches, store
+files and epoch files encoded here; and, since the captures carry fewer than half of the request
+codes, a header with every field for every typed request and response header class, and a body
+with every property for every registered body class. The smallest seed of each request code is
+always kept. Each input is one seed put through one to three mutations:
 
 * ``bitflip`` / ``bytes``: flipped bits, bytes set to 0x00, 0x7F, 0x80, 0xFF;
 * ``truncate``: the input cut short;
@@ -38,10 +43,12 @@ seen. :func:`run` is the same loop for the test suite (``tests/wire/test_fuzz.py
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
 import signal
+import struct
 import sys
 import time
 import traceback
@@ -64,7 +71,8 @@ from wire import (  # noqa: E402
     encode_header,
     fastjson,
 )
-from wire.bodies import REQUEST_BODIES, RESPONSE_BODIES, decode_body  # noqa: E402
+from wire.bodies import REQUEST_BODIES, RESPONSE_BODIES, PropertiesBody, decode_body  # noqa: E402
+from wire.bodies import _base as body_base  # noqa: E402
 from wire.bodies import decode_properties as decode_java_properties  # noqa: E402
 from wire.ha import (  # noqa: E402
     HADirection,
@@ -74,7 +82,14 @@ from wire.ha import (  # noqa: E402
     encode_ha_message,
 )
 from wire.ha import frames as ha_frames  # noqa: E402
-from wire.headers import REQUEST_HEADERS, RESPONSE_HEADERS, decode_request_header, decode_response_header  # noqa: E402
+from wire.headers import (  # noqa: E402
+    REQUEST_HEADERS,
+    RESPONSE_HEADERS,
+    JavaType,
+    decode_request_header,
+    decode_response_header,
+    header_fields,
+)
 from wire.message import (  # noqa: E402
     BatchEntry,
     StoredMessage,
@@ -134,9 +149,9 @@ def _frames(_ctx: Any, data: bytes) -> object:
 
 
 def _typed_header(ctx: Any, data: bytes) -> object:
-    kind, code = ctx
+    kind, code, is_response = ctx  # code: the request's (a request's own code is in its bytes)
     cmd = decode_json_header(data) if kind == "json" else decode_binary_header(data)
-    if code is None:
+    if not is_response:
         return decode_request_header(cmd)
     return decode_response_header(code, cmd, any_code=True)
 
@@ -160,6 +175,34 @@ def _ha_frame(ctx: Any, data: bytes) -> object:
 def _text(fn: Callable[[str], object]) -> Decoder:
     def decode(_ctx: Any, data: bytes) -> object:
         return fn(data.decode("utf-8", "surrogateescape"))
+    return decode
+
+
+_scratch: list[Path] = []
+
+
+def _scratch_file(suffix: str) -> Path:
+    """One file per suffix in a private directory (in memory where /dev/shm exists), removed at
+    exit: the capture readers take a path, as ``mqctl pcap`` gives them."""
+    if not _scratch:
+        import atexit
+        import shutil
+        import tempfile
+
+        shm = Path("/dev/shm")
+        d = Path(tempfile.mkdtemp(prefix="fuzz_wire-", dir=shm if shm.is_dir() else None))
+        atexit.register(shutil.rmtree, d, True)
+        _scratch.append(d)
+    return _scratch[0] / f"input{suffix}"
+
+
+def _capture(suffix: str) -> Decoder:
+    def decode(_ctx: Any, data: bytes) -> object:
+        from wire.capture import decode_capture
+
+        path = _scratch_file(suffix)
+        path.write_bytes(data)
+        return sum(1 for _row in decode_capture(path))
     return decode
 
 
@@ -195,6 +238,8 @@ DECODERS: dict[str, Decoder] = {
     "ha.stream": _ha_stream,
     "ha.frame": _ha_frame,
     "ha.epoch": lambda _c, d: decode_epoch_file(d),
+    "capture.pcap": _capture(".pcap"),
+    "capture.pcapng": _capture(".pcapng"),
 }
 
 
@@ -217,10 +262,27 @@ class Seeds:
             for ctx, data in items:
                 unique.setdefault((repr(ctx), data), (ctx, data))
             ordered = sorted(unique.values(), key=lambda cd: len(cd[1]))
-            if len(ordered) > limit:  # the smallest, plus an even sample of the rest
-                step = len(ordered) / limit
-                ordered = [ordered[int(i * step)] for i in range(limit)]
-            self.by_target[target] = ordered
+            # the smallest seed of every context (every request code of the typed headers and
+            # bodies) is kept, so that a code the captures carry once is fuzzed as often as the
+            # others; the rest of the room is an even sample of the other seeds
+            first: dict[object, int] = {}
+            for i, (ctx, _data) in enumerate(ordered):
+                first.setdefault(_context_group(target, ctx), i)
+            kept = set(first.values())
+            rest = [i for i in range(len(ordered)) if i not in kept]
+            room = max(0, limit - len(kept))
+            if len(rest) > room:
+                step = len(rest) / room if room else 0
+                rest = [rest[int(i * step)] for i in range(room)]
+            self.by_target[target] = [ordered[i] for i in sorted(kept | set(rest))]
+
+
+def _context_group(target: str, ctx: Any) -> object:
+    """What makes seeds of one decoder reach different code: the request code and direction of
+    a body (not the request's ext fields), the whole context otherwise."""
+    if target == "body":
+        return ctx[0], ctx[1]
+    return repr(ctx)
 
 
 def _command_seeds(seeds: Seeds, cmd: RemotingCommand, request: RemotingCommand | None, source: str) -> None:
@@ -233,9 +295,9 @@ def _command_seeds(seeds: Seeds, cmd: RemotingCommand, request: RemotingCommand 
         seeds.add("header.rocketmq.construct", None, header, source)
     if cmd.is_response:
         if request is not None and request.code in RESPONSE_HEADERS:
-            seeds.add("header.typed", (kind, request.code), header, source)
+            seeds.add("header.typed", (kind, request.code, True), header, source)
     elif cmd.code in REQUEST_HEADERS:
-        seeds.add("header.typed", (kind, None), header, source)
+        seeds.add("header.typed", (kind, cmd.code, False), header, source)
     if cmd.body:
         if cmd.is_response and request is not None and request.code in RESPONSE_BODIES:
             seeds.add("body", (request.code, True, dict(request.ext_fields)), cmd.body, source)
@@ -253,6 +315,59 @@ def _command_seeds(seeds: Seeds, cmd: RemotingCommand, request: RemotingCommand 
         seeds.add("message.properties", None, props.encode(), source)
 
 
+#: records of each capture kept as a capture-file seed (the file decoders reach all their code on
+#: a few dozen records; a larger seed only makes each input slower)
+CAPTURE_SEED_RECORDS = 40
+
+
+def _capture_file_seeds(seeds: Seeds, path: Path, source: str) -> None:
+    """The capture itself cut to its first records, as classic pcap (plain and gzip) and pcapng."""
+    import gzip
+
+    from wire.capture import read_records
+
+    records = []
+    try:
+        for record in read_records(path):
+            records.append(record)
+            if len(records) == CAPTURE_SEED_RECORDS:
+                break
+    except DecodeError:
+        pass
+    if not records:
+        return
+    classic = _classic_pcap(records)
+    seeds.add("capture.pcap", None, classic, source)
+    seeds.add("capture.pcap", None, gzip.compress(classic, mtime=0), source)
+    seeds.add("capture.pcapng", None, _pcapng(records), source)
+
+
+def _classic_pcap(records: Sequence[tuple[int, float, int, bytes]]) -> bytes:
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, records[0][2])]
+    for _no, ts, _link, data in records:
+        sec = int(ts)
+        out.append(struct.pack("<IIII", sec, int((ts - sec) * 1e6), len(data), len(data)) + data)
+    return b"".join(out)
+
+
+def _pcapng(records: Sequence[tuple[int, float, int, bytes]]) -> bytes:
+    """A section header, one interface per link type and an enhanced packet block per record."""
+    def block(kind: int, body: bytes) -> bytes:
+        body += b"\0" * (-len(body) % 4)
+        return struct.pack("<II", kind, len(body) + 12) + body + struct.pack("<I", len(body) + 12)
+
+    out = [block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))]
+    interfaces: dict[int, int] = {}
+    for _no, ts, link, data in records:
+        if link not in interfaces:
+            interfaces[link] = len(interfaces)
+            out.append(block(1, struct.pack("<HHI", link, 0, 262144)))
+        micros = int(ts * 1e6)
+        out.append(block(6, struct.pack("<IIIII", interfaces[link], micros >> 32, micros & 0xFFFFFFFF,
+                                        len(data), len(data)) + data))
+    return b"".join(out)
+
+
 def _capture_seeds(seeds: Seeds) -> None:
     from wire.capture import CommandRow, HaRow, decode_capture
 
@@ -261,6 +376,7 @@ def _capture_seeds(seeds: Seeds) -> None:
             continue
         for path in sorted(base.rglob("*.pcap")):
             source = f"{path.parent.name}/{path.name}"
+            _capture_file_seeds(seeds, path, source)
             streams: dict[tuple[Any, int, str], bytearray] = {}
             try:
                 rows = list(decode_capture(path))
@@ -389,12 +505,92 @@ def _made_seeds(seeds: Seeds) -> None:
     seeds.add("fastjson", None, b"{0:\"127.0.0.1:10911\",1:'x',{\"a\":1}:[1.5,2E7,-0.0,true,null]}", src)
 
 
+_HEADER_TEXT = {
+    JavaType.STRING: "TopicTest", JavaType.INTEGER: "7", JavaType.PRIMITIVE_INT: "3",
+    JavaType.LONG: "1700000000123", JavaType.PRIMITIVE_LONG: "42", JavaType.BOOLEAN: "true",
+    JavaType.PRIMITIVE_BOOLEAN: "false", JavaType.BOUNDARY_TYPE: "UPPER",
+}
+
+
+def _example_header_seeds(seeds: Seeds) -> None:
+    """A header with every field of its class, for every typed request and response header,
+    in both serializations (the captures carry fewer than half of the codes)."""
+    src = "typed headers"
+    tables = ((REQUEST_HEADERS, False), (RESPONSE_HEADERS, True))
+    for table, is_response in tables:
+        for code, cls in table.items():
+            ext = {f.key: _HEADER_TEXT[f.java_type] for f in header_fields(cls)}
+            for st in (SerializeType.JSON, SerializeType.ROCKETMQ):
+                cmd = RemotingCommand.request(code, None if is_response else ext, opaque=9, serialize_type=st)
+                if is_response:
+                    cmd = cmd.response(0, None, ext)
+                kind = "json" if st is SerializeType.JSON else "rocketmq"
+                seeds.add("header.typed", (kind, int(code), is_response), encode_header(cmd), src)
+
+
+def _example_value(kind: Any, depth: int) -> Any:
+    """A value of every property kind of :mod:`wire.bodies` (two items in a list, one entry in
+    a map, nested beans four deep)."""
+    if isinstance(kind, (body_base.Str, body_base.StrKey)):
+        return "TopicTest"
+    if isinstance(kind, (body_base.Integer, body_base.IntKey)):
+        return 7 if kind.bits == 32 else 1_700_000_000_123
+    if isinstance(kind, body_base.Double):
+        return 1.5
+    if isinstance(kind, body_base.Bool):
+        return True
+    if isinstance(kind, body_base.EnumName):
+        return kind.members[-1]
+    if isinstance(kind, body_base.Seq):
+        return tuple(_example_value(kind.item, depth) for _ in range(2))
+    if isinstance(kind, body_base.Map):
+        return {_example_value(kind.key, depth): _example_value(kind.value, depth)}
+    if isinstance(kind, body_base.Obj):
+        return _example_body(kind.cls, depth + 1)
+    if isinstance(kind, body_base.Raw):
+        return {"a": [1, "b"]}
+    # a kind of one body (a MessageQueue map key, an address or a broker id): the first
+    # candidate it reads
+    for candidate in ("127.0.0.1:10911", 7, {"brokerName": "broker-a", "queueId": 1, "topic": "TopicTest"}):
+        try:
+            return kind.load(candidate, "")
+        except DecodeError:
+            continue
+    raise TypeError(f"no example value for {kind!r}")
+
+
+def _example_body(cls: type[Any], depth: int = 0) -> Any:
+    if issubclass(cls, body_base.JsonBody):
+        props = body_base.body_props(cls) if depth < 4 else ()
+        return cls(**{p.attr: _example_value(p.kind, depth) for p in props})
+    if cls is PropertiesBody:
+        return cls({"brokerName": "broker-a", "listenPort": "10911", "key with=sign": "a\\b"})
+    # the other bodies (a JSON array, a binary struct): their numbers and lists set
+    values = {f.name: 7 if isinstance(f.default, int) else ("broker-a", "broker-b")
+              for f in dataclasses.fields(cls) if isinstance(f.default, (int, tuple))}
+    return cls(**values)
+
+
+def _example_body_seeds(seeds: Seeds) -> None:
+    """A body with every property set for every registered body class (most response bodies
+    are absent from the captures)."""
+    src = "bodies"
+    for table, is_response in ((REQUEST_BODIES, False), (RESPONSE_BODIES, True)):
+        for code, cls in table.items():
+            data = _example_body(cls).encode()
+            seeds.add("body", (int(code), is_response, {}), data, src)
+            if data[:1] in (b"{", b"["):
+                seeds.add("fastjson", None, data, src)
+
+
 def build_seeds(*, captures: bool = True) -> Seeds:
     seeds = Seeds()
     if captures:
         _capture_seeds(seeds)
     _vector_seeds(seeds)
     _made_seeds(seeds)
+    _example_header_seeds(seeds)
+    _example_body_seeds(seeds)
     seeds.finish()
     return seeds
 

@@ -62,3 +62,36 @@ def test_mutations_are_reproducible(fuzz: ModuleType) -> None:
     a = fuzz.run(300, seed=5, seeds=seeds)
     b = fuzz.run(300, seed=5, seeds=seeds)
     assert a.outcomes == b.outcomes
+
+
+def test_every_typed_header_and_body_is_seeded(fuzz: ModuleType) -> None:
+    """The captures carry fewer than half of the request codes: every header class and body class
+    gets seeds of its own, and each code keeps one through the per-decoder limit."""
+    from wire.bodies import REQUEST_BODIES, RESPONSE_BODIES
+    from wire.headers import REQUEST_HEADERS, RESPONSE_HEADERS
+
+    seeds = fuzz.build_seeds(captures=False)
+    headers = {(code, is_response) for (_kind, code, is_response), _data in seeds.by_target["header.typed"]}
+    assert {(int(c), False) for c in REQUEST_HEADERS} <= headers
+    assert {(int(c), True) for c in RESPONSE_HEADERS} <= headers
+    bodies = {(code, is_response) for (code, is_response, _ext), _data in seeds.by_target["body"]}
+    assert {(int(c), False) for c in REQUEST_BODIES} <= bodies
+    assert {(int(c), True) for c in RESPONSE_BODIES} <= bodies
+    for (ctx, data) in seeds.by_target["body"] + seeds.by_target["header.typed"]:
+        target = "body" if len(ctx) == 3 and isinstance(ctx[2], dict) else "header.typed"
+        assert fuzz.DECODERS[target](ctx, data) is not None, (target, ctx)
+
+
+def test_capture_files_are_fuzzed_as_files(fuzz: ModuleType) -> None:
+    """Classic pcap, gzip-compressed pcap and pcapng seeds decode as ``mqctl pcap`` reads them."""
+    seeds = fuzz.Seeds()
+    pcaps = sorted((ROOT / "fixtures" / "peers").rglob("*.pcap"))
+    assert pcaps, "fixtures/peers holds captures"
+    fuzz._capture_file_seeds(seeds, pcaps[0], "test")
+    kinds = {data[:4] for _ctx, data in seeds.by_target["capture.pcap"] + seeds.by_target["capture.pcapng"]}
+    assert kinds == {b"\xd4\xc3\xb2\xa1", b"\x1f\x8b\x08\x00", b"\n\r\r\n"}
+    rows = {target: [fuzz.DECODERS[target](ctx, data) for ctx, data in seeds.by_target[target]]
+            for target in ("capture.pcap", "capture.pcapng")}
+    assert rows["capture.pcap"][0] > 0
+    assert rows["capture.pcap"] == [rows["capture.pcap"][0]] * 2
+    assert rows["capture.pcapng"] == [rows["capture.pcap"][0]]
