@@ -13,21 +13,25 @@ The offsets are ``{"offsetTable":{level:offset}}`` (bare integer keys), persiste
 ``flushDelayOffsetInterval`` ms and at shutdown, and served by GET_ALL_DELAY_OFFSET so that a
 slave can take over delivery where the master left it. Delivery runs on a master only.
 
-The service reads its queue through the store's consume-queue lookup and record lookup rather
-than ``get_messages``, so that its reads do not count as consumer traffic in the statistics.
+The service reads its queue through the store's typed lookup of a queue's message rather than
+``get_messages``, so that its reads do not count as consumer traffic in the statistics.
+
+A level's task outlives a bad turn, as Java's timer task does: an error it did not expect is
+logged with its traceback and the level tries again after ``DELAY_FOR_A_PERIOD``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from wire.bodies import DelayOffsetSerializeWrapper
-from wire.errors import WireError
-from wire.message import MessageConst, MessageSysFlag, decode_stored_message
+from wire.message import MessageConst, MessageSysFlag, StoredMessage
+from wire.message.delay import delay_level_queue_id, deliver_timestamp
 
 from ..store import MessageStore, MessageToStore, PutResult, PutStatus
 from . import constants as C
@@ -40,6 +44,8 @@ log = logging.getLogger("reference_broker.broker")
 
 #: ``ScheduleMessageService.DELAY_FOR_A_WHILE``: retry pause after a failed delivery
 DELAY_FOR_A_WHILE_S = 0.1
+#: ``ScheduleMessageService.DELAY_FOR_A_PERIOD``: retry pause after an unexpected error
+DELAY_FOR_A_PERIOD_S = 10.0
 #: an idle level re-checks its queue at least this often (the dispatch listener wakes it sooner)
 IDLE_RECHECK_S = 1.0
 _HOST_V6 = int(MessageSysFlag.BORNHOST_V6_FLAG) | int(MessageSysFlag.STOREHOSTADDRESS_V6_FLAG)
@@ -49,15 +55,14 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def delivered_message(record: bytes) -> MessageToStore | None:
-    """``messageTimeup``: the message a scheduled record turns into when it is due, or None when
-    the record has no usable real topic (Java skips such records).
+def delivered_message(msg: StoredMessage) -> MessageToStore | None:
+    """``messageTimeup``: the message a scheduled one turns into when it is due, or None when it
+    has no usable real topic (Java skips such records).
 
-    The properties are written again from the decoded record (so ``DELAY``, ``REAL_TOPIC`` and
+    The properties are written again from the stored message's (so ``DELAY``, ``REAL_TOPIC`` and
     ``REAL_QID`` stay in the stored string, as in Java, where they are cleared only afterwards
     in memory).
     """
-    msg = decode_stored_message(record)
     props = dict(msg.properties)
     real_topic = props.get(MessageConst.PROPERTY_REAL_TOPIC)
     qid_text = props.get(MessageConst.PROPERTY_REAL_QUEUE_ID)
@@ -125,12 +130,9 @@ class ScheduleMessageService(ConfigFile):
         for t in tasks:
             t.cancel()
         for t in tasks:
-            try:
+            # a level's task ends only when cancelled (it logs and survives anything else)
+            with contextlib.suppress(asyncio.CancelledError):
                 await t
-            except asyncio.CancelledError:
-                pass
-            except Exception:  # a crashed task was already logged
-                pass
 
     def notify(self, topic: str, queue_id: int, queue_offset: int, store_timestamp: int) -> None:
         """The store's dispatch listener: wake the level whose queue got a message."""
@@ -148,25 +150,22 @@ class ScheduleMessageService(ConfigFile):
             pass
 
     async def _run_level(self, level: int) -> None:
-        try:
-            while True:
+        while True:
+            try:
                 pause = self._step(level)
                 if isinstance(pause, float):
                     await self._sleep(level, pause)
-                else:
-                    delivered = await pause
-                    if not delivered:
-                        await asyncio.sleep(DELAY_FOR_A_WHILE_S)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("ScheduleMessageService, level %d stopped", level)
+                elif not await pause:
+                    await asyncio.sleep(DELAY_FOR_A_WHILE_S)
+            except Exception:  # mirrors DeliverDelayedMessageTimerTask.run: log, try again later
+                log.exception("ScheduleMessageService, executeOnTimeup exception (level %d)", level)
+                await asyncio.sleep(DELAY_FOR_A_PERIOD_S)
 
     def _step(self, level: int) -> float | Awaitable[bool]:
         """One look at a level's queue: seconds to wait, or the delivery to await."""
         store = self._store
         assert store is not None
-        qid = level - 1
+        qid = delay_level_queue_id(level)
         offset = self.offsets.get(level, 0)
         lo = store.min_offset(C.RMQ_SYS_SCHEDULE_TOPIC, qid)
         hi = store.max_offset(C.RMQ_SYS_SCHEDULE_TOPIC, qid)
@@ -175,25 +174,19 @@ class ScheduleMessageService(ConfigFile):
             self.offsets[level] = offset = lo
         if offset >= hi:
             return IDLE_RECHECK_S
-        commit_offset = store.commit_offset_of(C.RMQ_SYS_SCHEDULE_TOPIC, qid, offset)
-        record = store.lookup_message(commit_offset) if commit_offset is not None else None
-        if record is None:
-            self.offsets[level] = offset + 1
-            return 0.0
-        try:
-            stored = decode_stored_message(record)
-        except WireError as exc:
-            log.error("schedule queue %d offset %d: unreadable record: %s", qid, offset, exc)
+        stored = store.queue_message(C.RMQ_SYS_SCHEDULE_TOPIC, qid, offset)
+        if stored is None:
+            # mirrors executeOnTimeup: a unit whose record is gone (or unreadable) is passed over
+            log.warning("schedule queue %d offset %d: no readable record, skipped", qid, offset)
             self.offsets[level] = offset + 1
             return 0.0
         now = _now_ms()
-        delay = self.delay_ms(level)
-        due = stored.store_timestamp + delay
-        if due > now + delay:  # mirrors correctDeliverTimestamp
+        due = deliver_timestamp(level, stored.store_timestamp, self.delay_levels_ms)
+        if due > now + self.delay_ms(level):  # mirrors correctDeliverTimestamp
             due = now
         if due > now:
             return (due - now) / 1000.0
-        msg = delivered_message(record)
+        msg = delivered_message(stored)
         if msg is None or msg.topic == C.RMQ_SYS_TRANS_HALF_TOPIC:
             log.error("[BUG] the real topic of schedule msg at offset %d is unusable, discard it", offset)
             self.offsets[level] = offset + 1

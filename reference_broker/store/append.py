@@ -40,6 +40,8 @@ from collections.abc import Awaitable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wire.message.delay import delay_time_level
+
 from . import _codec
 from ._codec import HostPort, MessageConst
 from .dispatch import HELD_TRAN_TYPES, TRAN_MASK, Dispatcher, DispatchRequest, ReplicaWaiter
@@ -83,14 +85,12 @@ def _wait_store_msg_ok(props: Mapping[str, str]) -> bool:
     return v is None or v.lower() == "true"
 
 
-def _delay_level(props: Mapping[str, str]) -> int:
-    v = props.get(MessageConst.PROPERTY_DELAY_TIME_LEVEL)
-    if v is None:
-        return 0
+def _delayed(props: Mapping[str, str]) -> bool:
+    """A DELAY level above 0, or one that is not a number (``getDelayTimeLevel`` would throw)."""
     try:
-        return int(v)
+        return delay_time_level(props) > 0
     except ValueError:
-        return 0
+        return True
 
 
 class PutService(Room):
@@ -191,7 +191,7 @@ class PutService(Room):
             return PutStatus.MESSAGE_ILLEGAL
         if any(p.sys_flag & TRAN_MASK for p in prepared):
             return PutStatus.MESSAGE_ILLEGAL
-        if any(_delay_level(p.props) > 0 for p in prepared):
+        if any(_delayed(p.props) for p in prepared):
             return PutStatus.MESSAGE_ILLEGAL
         # the batch body's size: each entry is its body and properties plus a fixed head
         body_total = sum(_codec.BATCH_ENTRY_OVERHEAD + len(p.msg.body) + len(p.text) for p in prepared)

@@ -19,14 +19,17 @@ The fields of a dispatch come from one of two places, and they are the same fiel
   whole record, decoding each.
 
 Either way the unit's tagsCode is computed here, by one rule: the hash of TAGS, or for the schedule
-topic the due time of the message's delay level (``checkMessageAndReturnSize``). Dispatching is
-idempotent, so recovery may dispatch records again.
+topic the due time of the message's delay level (``checkMessageAndReturnSize``, by the delay rule
+of :mod:`wire.message.delay` that the send path follows too). Dispatching is idempotent, so
+recovery may dispatch records again.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+
+from wire.message.delay import SCHEDULE_TOPIC, schedule_tags_code
 
 from . import _codec
 from ._codec import MessageConst
@@ -37,9 +40,6 @@ __all__ = ["SCHEDULE_TOPIC", "AppendListener", "ArrivalListener", "DispatchListe
            "Dispatcher", "ReplicaWaiter"]
 
 log = logging.getLogger("reference_broker.store")
-
-#: ``TopicValidator.RMQ_SYS_SCHEDULE_TOPIC``: its units carry the due time as tagsCode
-SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 
 #: (topic, queue_id, queue_offset, store_timestamp) of each record that reached a consume queue
 DispatchListener = Callable[[str, int, int, int], None]
@@ -58,7 +58,6 @@ TRAN_MASK = int(_codec.MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
 HELD_TRAN_TYPES = (int(_codec.MessageSysFlag.TRANSACTION_PREPARED_TYPE), TRAN_MASK)
 _KEYS = MessageConst.PROPERTY_KEYS
 _UNIQ_KEY = MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
-_DELAY = MessageConst.PROPERTY_DELAY_TIME_LEVEL
 
 
 class Dispatcher(Room):
@@ -91,20 +90,12 @@ class Dispatcher(Room):
 
     # ------------------------------------------------------------------ dispatch
     def tags_code(self, topic: str, props: Mapping[str, str], store_ts: int) -> int:
-        code = _codec.tags_code(props.get(MessageConst.PROPERTY_TAGS))
         if topic == SCHEDULE_TOPIC:
-            level_text = props.get(_DELAY)
-            if level_text is not None:
-                # mirrors checkMessageAndReturnSize: a scheduled message's tagsCode is its due time
-                try:
-                    level = int(level_text)
-                except ValueError:
-                    level = 0
-                levels = self._delay_levels
-                level = min(level, len(levels))
-                if level > 0:
-                    code = store_ts + levels[level - 1]
-        return code
+            # mirrors checkMessageAndReturnSize: a scheduled message's tagsCode is its due time
+            due = schedule_tags_code(props, store_ts, self._delay_levels)
+            if due is not None:
+                return due
+        return _codec.tags_code(props.get(MessageConst.PROPERTY_TAGS))
 
     def dispatch(self, topic: str, queue_id: int, commit_offset: int, size: int, store_timestamp: int,
                  queue_offset: int, props: Mapping[str, str], sys_flag: int) -> None:

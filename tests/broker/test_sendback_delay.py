@@ -12,7 +12,7 @@ from tests.broker.helpers import client, messages, pull_request, run, running_br
 from wire import RemotingCommand, ResponseCode
 from wire.aio import RemotingConnection
 from wire.bodies import DelayOffsetSerializeWrapper
-from wire.message import StoredMessage, create_offset_msg_id, encode_stored_message
+from wire.message import StoredMessage, create_offset_msg_id, decode_stored_message, encode_stored_message
 
 RC = ResponseCode
 
@@ -115,11 +115,28 @@ def test_send_back_retry_then_dlq(tmp_path: Path) -> None:
 
 
 def test_delivered_message_keeps_the_record() -> None:
-    record = encode_stored_message(StoredMessage(
+    stored = StoredMessage(
         topic="SCHEDULE_TOPIC_XXXX", body=b"b", queue_id=0, flag=7, born_timestamp=5, store_timestamp=6,
-        properties={"DELAY": "1", "REAL_TOPIC": "T", "REAL_QID": "3", "WAIT": "true"}, reconsume_times=2))
-    m = delivered_message(record)
+        properties={"DELAY": "1", "REAL_TOPIC": "T", "REAL_QID": "3", "WAIT": "true"}, reconsume_times=2)
+    m = delivered_message(decode_stored_message(encode_stored_message(stored)))
     assert m is not None and (m.topic, m.queue_id, m.flag, m.reconsume_times, m.born_timestamp) == ("T", 3, 7, 2, 5)
     assert isinstance(m.properties, str) and "REAL_TOPIC\x01T" in m.properties
-    no_real = encode_stored_message(StoredMessage(topic="SCHEDULE_TOPIC_XXXX", properties={"DELAY": "1"}))
+    no_real = StoredMessage(topic="SCHEDULE_TOPIC_XXXX", properties={"DELAY": "1"})
     assert delivered_message(no_real) is None
+
+
+def test_a_delay_level_that_is_not_a_number_fails_the_send(tmp_path: Path) -> None:
+    # mirrors CommitLog.asyncPutMessage: getDelayTimeLevel's NumberFormatException answers
+    # SYSTEM_ERROR with its text and nothing is stored; a message of a prepared transaction type
+    # never reads the level (only ordinary and committed ones are delayed)
+    async def main() -> None:
+        async with running_broker(tmp_path, messageDelayLevel="1s 2s") as b:
+            c = await client(b)
+            r = await c.request(send_request("DelayT", b"bad", extra_props={"DELAY": "soon"}))
+            assert (r.code, r.remark) == (RC.SYSTEM_ERROR, 'java.lang.NumberFormatException: For input string: "soon"')
+            assert b.store.max_offset("DelayT", 0) == 0 and b.store.max_offset("SCHEDULE_TOPIC_XXXX", 0) == 0
+            r = await c.request(send_request("DelayT", b"prepared", sys_flag=0x4, extra_props={"DELAY": "soon"}))
+            assert r.code == RC.SUCCESS and b.store.commitlog_max_offset() > 0
+            await c.aclose()
+
+    run(main(), timeout=60)

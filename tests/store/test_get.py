@@ -193,6 +193,23 @@ def test_lookup_message_by_commit_offset(cfg: StoreConfig) -> None:
     assert off is None and beyond is None and negative is None
 
 
+def test_typed_reads_decode_the_record_the_raw_read_gives(cfg: StoreConfig) -> None:
+    async def go():
+        async with MessageStore(cfg) as s:
+            r = await s.put_message(message(body=b"typed", keys="k1", tags="T"))
+            await s.put_message(message(body=b"second"))
+            at = r.wrote_offset
+            return (s.lookup_message(at), s.message_at(at), s.message_at(at, r.wrote_bytes),
+                    s.queue_message("TopicTest", 0, 0), s.queue_message("TopicTest", 0, 1),
+                    [s.queue_message("TopicTest", 0, 2), s.queue_message("Nope", 0, 0), s.message_at(at + 4),
+                     s.message_at(at, r.wrote_bytes - 1), s.message_at(-1)])
+    raw, at, sized, first, second, nothing = run(go())
+    assert at == sized == first == decode_stored_message(raw)
+    assert at is not None and at.body == b"typed" and at.properties["KEYS"] == "k1"
+    assert second is not None and second.body == b"second" and second.queue_offset == 1
+    assert nothing == [None] * 5
+
+
 def test_delete_topic_drops_its_queues(cfg: StoreConfig) -> None:
     async def go():
         async with MessageStore(cfg) as s:

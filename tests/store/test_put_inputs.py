@@ -1,16 +1,18 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """What a sender may hand over with a message: the properties string already parsed (read for
-tags, keys and the delay, never written) and ``isWaitStoreMsgOK`` (which wins over WAIT); and the
-put latency buckets of the runtime statistics."""
+tags, keys and the delay, never written) and ``isWaitStoreMsgOK`` (which wins over WAIT); the
+shape of a put's answer (the result at once, a coroutine only for a wait) and its one path for a
+message and a batch; and the put latency buckets of the runtime statistics."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from reference_broker.store import MessageStore, MessageToStore, PutStatus
+from reference_broker.store import MessageStore, MessageToStore, PutResult, PutStatus
 from reference_broker.store.stats import _DISTRIBUTION_LIMITS, _LATENCY_BOUNDS, StoreStats
 from tests.store.storeutil import BORN, cq_units, run, scan_files, small_config
 from wire.message import StoredMessage, decode_stored_message, encode_properties
@@ -114,6 +116,42 @@ def test_puts_that_do_not_wait_still_wake_the_group_commit(tmp_path: Path) -> No
             return right_after, s.flushed_offset >= end
     right_after, later = run(go())
     assert not right_after and later
+
+
+def test_a_put_answers_at_once_unless_it_waits(tmp_path: Path) -> None:
+    # the one put path: the result itself when nothing is waited for, a coroutine only for a wait
+    async def go(flush: str) -> list[str]:
+        cfg = small_config(tmp_path / flush, flush_disk_type=flush, sync_flush_timeout_ms=200)
+        async with MessageStore(cfg) as s:
+            lock = s.flusher.lock
+            assert lock is not None
+            await lock.acquire()
+            try:
+                puts = [s.put(_msg({"KEYS": "k"})), s.put(_msg({"KEYS": "k"}, wait=False)),
+                        s.put([_msg({"KEYS": "k"}), _msg({"KEYS": "k"})])]
+                shapes = [type(p).__name__ for p in puts]
+                for p in puts:
+                    r = p if isinstance(p, PutResult) else await p
+                    assert r.status.stored
+            finally:
+                lock.release()
+            return shapes
+    assert run(go("ASYNC_FLUSH")) == ["PutResult"] * 3
+    assert run(go("SYNC_FLUSH")) == ["coroutine", "PutResult", "coroutine"]
+
+
+def test_one_message_and_a_batch_of_one_write_the_same_record(tmp_path: Path) -> None:
+    async def go(batch: bool) -> StoredMessage:
+        cfg = small_config(tmp_path / str(batch))
+        async with MessageStore(cfg) as s:
+            m = _msg({"KEYS": "k", "TAGS": "t"})
+            r = await (s.put_messages([m]) if batch else s.put_message(m))
+            assert r.status is PutStatus.PUT_OK and r.msg_num == 1
+            found = s.message_at(r.wrote_offset)
+            assert found is not None
+            return found
+    single, batch = run(go(False)), run(go(True))
+    assert replace(batch, store_timestamp=0) == replace(single, store_timestamp=0)
 
 
 @pytest.mark.parametrize("elapsed", [0, 1, 2, 9, 10, 11, 50, 51, 999, 1000, 4999, 10000, 10001, 123456])

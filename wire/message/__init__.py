@@ -7,7 +7,8 @@
 * :mod:`.record` — the stored record (CommitLog entry, PULL / VIEW_MESSAGE_BY_ID / QUERY_MESSAGE
   bodies), v1 and v2, IPv4 and IPv6 hosts;
 * :mod:`.ids` — offset message ids and UNIQ_KEY ids;
-* :mod:`.batch` — the SEND_BATCH_MESSAGE body and its expansion into records.
+* :mod:`.batch` — the SEND_BATCH_MESSAGE body and its expansion into records;
+* :mod:`.delay` — the delay level (DELAY) as the send path and the store's dispatch read it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,15 @@ from .batch import (
     decode_batch_construct,
     encode_batch,
     expand_batch,
+)
+from .delay import (
+    SCHEDULE_TOPIC,
+    capped_delay_level,
+    delay_level_queue_id,
+    delay_time_level,
+    deliver_timestamp,
+    java_parse_int,
+    schedule_tags_code,
 )
 from .ids import (
     OffsetMsgId,
@@ -90,6 +100,7 @@ __all__ = [
     "MIN_RECORD_SIZE",
     "NAME_VALUE_SEPARATOR",
     "PROPERTY_SEPARATOR",
+    "SCHEDULE_TOPIC",
     "STORED_MESSAGE",
     "SYSTEM_PROPERTY_NAMES",
     "BatchEntry",
@@ -104,6 +115,7 @@ __all__ = [
     "UniqId",
     "UniqIdGenerator",
     "body_crc",
+    "capped_delay_level",
     "check_crc32_property",
     "compress_body",
     "compression_type",
@@ -118,6 +130,9 @@ __all__ = [
     "decode_stored_message_construct",
     "decode_uniq_id",
     "decompress_body",
+    "delay_level_queue_id",
+    "delay_time_level",
+    "deliver_timestamp",
     "encode_batch",
     "encode_messages",
     "encode_properties",
@@ -126,9 +141,11 @@ __all__ = [
     "encode_stored_message_construct",
     "expand_batch",
     "iter_stored_messages",
+    "java_parse_int",
     "java_hashmap_order",
     "java_string_hash",
     "month_start_ms",
+    "schedule_tags_code",
     "stored_message_size",
     "topic_length_size",
     "transaction_type",

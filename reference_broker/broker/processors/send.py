@@ -53,7 +53,7 @@ from wire.message import (
     decode_batch,
     decode_properties,
 )
-from wire.message import decode_stored_message as decode_record
+from wire.message.delay import capped_delay_level, delay_level_queue_id, delay_time_level
 
 from ...bodies import BodyDecoders, request_body
 from ...store import MessageToStore, PutResult, PutStatus, disk_used_ratio
@@ -367,19 +367,19 @@ def schedule_rewrite(
     broker: Broker, topic: str, queue_id: int, values: dict[str, str], order: list[str]
 ) -> tuple[str, int]:
     """``CommitLog.asyncPutMessage``'s delay rewrite: a DELAY level > 0 moves the message to the
-    schedule topic (values and put order are updated in place). Returns the topic and queue."""
-    level = _delay_level(values)
+    schedule topic (values and put order are updated in place). Returns the topic and queue;
+    raises ValueError for a DELAY that is not a number."""
+    level = delay_time_level(values)
     if level <= 0:
         return topic, queue_id
-    top = broker.schedule.max_delay_level
-    if level > top:
-        level = top
-        values[_DELAY] = str(level)
+    capped = capped_delay_level(level, broker.schedule.max_delay_level)
+    if capped != level:
+        values[_DELAY] = str(capped)
     for key, value in ((_REAL_TOPIC, topic), (_REAL_QID, str(queue_id))):
         if key not in values:
             order.append(key)
         values[key] = value
-    return C.RMQ_SYS_SCHEDULE_TOPIC, level - 1
+    return C.RMQ_SYS_SCHEDULE_TOPIC, delay_level_queue_id(capped)
 
 
 def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
@@ -453,9 +453,16 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
         wait = None
         topic, queue_id, sys_flag = _half_message(topic, queue_id, sys_flag, values, order)
     tran = sys_flag & _TRAN_MASK
-    if (tran == _TRAN_NOT_TYPE or tran == _TRAN_COMMIT) and _delay_level(values) > 0:
-        _put_back(values, order, _WAIT, wait)
-        topic, queue_id = schedule_rewrite(broker, topic, queue_id, values, order)
+    if tran == _TRAN_NOT_TYPE or tran == _TRAN_COMMIT:
+        try:
+            delayed = delay_time_level(values) > 0
+        except ValueError as exc:
+            # mirrors NettyRemotingAbstract: getDelayTimeLevel's NumberFormatException, thrown in
+            # asyncPutMessage, answers SYSTEM_ERROR with the exception's text
+            return req.response(ResponseCode.SYSTEM_ERROR, f"java.lang.NumberFormatException: {exc}")
+        if delayed:
+            _put_back(values, order, _WAIT, wait)
+            topic, queue_id = schedule_rewrite(broker, topic, queue_id, values, order)
     text = java_properties_text(tuple(order), values)
     msg = MessageToStore(
         topic, queue_id, req.body or b"", h.born_timestamp, conn.peer, h.flag, text, sys_flag,
@@ -470,12 +477,6 @@ def _put_back(values: dict[str, str], order: list[str], key: str, value: str | N
         order.remove(key)
         order.append(key)
         values[key] = value
-
-
-def _delay_level(values: dict[str, str]) -> int:
-    """``Message.getDelayTimeLevel``: ``Integer.parseInt`` of DELAY (a bad level fails the send)."""
-    text = values.get(_DELAY)
-    return int(text) if text is not None else 0
 
 
 def _half_message(
@@ -563,10 +564,9 @@ def consumer_send_msg_back(broker: Broker, conn: RemotingConnection, req: Remoti
         broker.register_soon(oneway=True)
     if not C.is_writeable(tc.perm):
         return req.response(ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden")
-    record = broker.store.lookup_message(h.offset)
-    if record is None:
+    msg = broker.store.message_at(h.offset)
+    if msg is None:
         return req.response(ResponseCode.SYSTEM_ERROR, f"look message by offset failed, {h.offset}")
-    msg = decode_record(record)
     values = dict(msg.properties)
     order = list(values)
 
