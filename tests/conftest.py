@@ -7,7 +7,10 @@ it; on a fresh clone without it, the tests that need it skip with a reason.
 
 from __future__ import annotations
 
+import logging
 import os
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,3 +41,86 @@ def shared_path(*parts: str) -> Path:
 @pytest.fixture
 def shared() -> Path:
     return shared_path()
+
+
+# ---------------------------------------------------------------------------------- loud bugs
+# Our servers survive their own bugs in production: wire.aio answers SYSTEM_ERROR when a handler
+# raises, the store and broker loops carry on when a listener or a periodic task fails. They log
+# such a failure with its traceback (log.exception: an error they did not expect), and asyncio logs
+# an error for a task whose exception nobody retrieved or a callback that raised. In the test
+# suite each of those is a bug: the test that was running fails, with the record in the report.
+#
+# A test that provokes one on purpose says so, and which ones, with
+# ``@pytest.mark.provokes_error_log(r"regex of the messages")``; the records must then appear.
+
+_LOUD_BUGS = pytest.StashKey["_BugRecords"]()
+
+
+def is_bug_record(record: logging.LogRecord) -> bool:
+    """An error logged with its traceback, or any error of asyncio's own loggers."""
+    if record.levelno < logging.ERROR:
+        return False
+    with_traceback = record.exc_info is not None and record.exc_info[0] is not None
+    return with_traceback or record.name == "asyncio" or record.name.startswith("asyncio.")
+
+
+class _BugRecords(logging.Handler):
+    def __init__(self, allowed: re.Pattern[str] | None) -> None:
+        super().__init__(logging.ERROR)
+        self.allowed = allowed
+        self.bugs: list[logging.LogRecord] = []
+        self.provoked = 0
+        self.reported = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not is_bug_record(record):
+            return
+        if self.allowed is not None and self.allowed.search(record.getMessage()):
+            self.provoked += 1
+        else:
+            self.bugs.append(record)
+
+    def take_report(self) -> str | None:
+        new = self.bugs[self.reported:]
+        self.reported = len(self.bugs)
+        if not new:
+            return None
+        fmt = logging.Formatter("%(name)s %(levelname)s: %(message)s")
+        lines = "\n\n".join(fmt.format(r) for r in new)
+        return (f"{len(new)} error(s) logged that mean a bug (a handler, listener or background task "
+                f"failed; see tests/conftest.py):\n\n{lines}")
+
+
+@pytest.fixture(autouse=True)
+def loud_bugs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail the test when a bug is logged while it runs (see the notes above)."""
+    marker = request.node.get_closest_marker("provokes_error_log")
+    allowed = re.compile(marker.args[0]) if marker is not None else None
+    handler = _BugRecords(allowed)
+    request.node.stash[_LOUD_BUGS] = handler
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+    report = handler.take_report()
+    if report is not None:
+        pytest.fail(report, pytrace=False)
+    if allowed is not None and not handler.provoked and request.node.stash.get(_PASSED, False):
+        pytest.fail(f"provokes_error_log({allowed.pattern!r}): no such error was logged", pytrace=False)
+
+
+_PASSED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """The test body's own bugs fail the test itself (those of its teardown fail it there)."""
+    result = yield
+    handler = item.stash.get(_LOUD_BUGS, None)
+    report = handler.take_report() if handler is not None else None
+    if report is not None:
+        pytest.fail(report, pytrace=False)
+    item.stash[_PASSED] = True
+    return result

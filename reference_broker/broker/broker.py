@@ -38,18 +38,20 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Coroutine, Hashable
+from collections.abc import Awaitable, Callable, Coroutine, Hashable
 from dataclasses import replace
 from typing import Any
 
 from wire import RemotingCommand, RequestCode, ResponseCode
-from wire.aio import BufferBudget, HandlerResult, RemotingConnection, RemotingServer
+from wire.aio import BufferBudget, HandlerResult, RemotingConnection, RemotingIOError, RemotingServer
 from wire.bodies import TopicConfig, TopicConfigSerializeWrapper
+from wire.errors import RemoteProtocolError
 from wire.headers import NotifyConsumerIdsChangedRequestHeader, request
 
 from ..acl import BROKER_ADMIN_CODES, AclConfigError, AclGuard
 from ..bodies import preparer, request_body
 from ..config import BrokerConfig
+from ..periodic import every
 from ..runtime import ServiceError
 from ..store import MessageStore, StoreConfig, StoreError
 from . import constants as C
@@ -59,6 +61,7 @@ from .offsets import ConsumerOffsetManager
 from .outer import BrokerIdentity, BrokerOuterAPI
 from .processors import BODIES, HANDLERS
 from .processors.client import heartbeat_body
+from .processors.common import peer_addr
 from .schedule import ScheduleMessageService
 from .stats import GroupGetStats
 from .subscriptions import SubscriptionGroupManager
@@ -247,10 +250,14 @@ class Broker:
         except Exception:  # registration never stops the broker (a name server may come later)
             log.exception("registerBrokerAll failed")
         period = max(10_000, min(self.config.register_period_ms, 60_000)) / 1000.0
-        self._every(REGISTER_INITIAL_DELAY_S, period, lambda: self.register_all(check_order=True))
-        self._every(10.0, self.config.int("flushConsumerOffsetInterval") / 1000.0, self._persist_offsets)
-        self._every(10.0, self.config.int("flushDelayOffsetInterval") / 1000.0, self._persist_delay)
-        self._every(HOUSEKEEPING_INTERVAL_S, HOUSEKEEPING_INTERVAL_S, self.scan_idle_clients)
+        self._every(REGISTER_INITIAL_DELAY_S, period, lambda: self.register_all(check_order=True),
+                    "registerBrokerAll")
+        self._every(10.0, self.config.int("flushConsumerOffsetInterval") / 1000.0, self._persist_offsets,
+                    "persisting the consumer offsets")
+        self._every(10.0, self.config.int("flushDelayOffsetInterval") / 1000.0, self._persist_delay,
+                    "persisting the delay offsets")
+        self._every(HOUSEKEEPING_INTERVAL_S, HOUSEKEEPING_INTERVAL_S, self.scan_idle_clients,
+                    "scanning idle clients")
 
     async def stop(self) -> None:
         if not self._running:
@@ -259,18 +266,19 @@ class Broker:
         for t in self._periodic:
             t.cancel()
         for t in self._periodic:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
+            # a periodic loop ends only when cancelled (it logs and survives anything else)
+            with contextlib.suppress(asyncio.CancelledError):
                 await t
         self._periodic.clear()
         for server in (self._server, self._vip_server):
             if server is not None:
                 await server.close()
         await self.schedule.stop()
-        for t in list(self._tasks):
+        tasks = list(self._tasks)
+        for t in tasks:
             t.cancel()
-        for t in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        # what a task raised instead of its cancellation is logged by _task_done
+        await asyncio.gather(*tasks, return_exceptions=True)
         self.schedule.persist()
         self.offsets.persist()
         if self._store is not None:
@@ -295,21 +303,8 @@ class Broker:
         if not task.cancelled() and task.exception() is not None:
             log.error("background task failed", exc_info=task.exception())
 
-    def _every(self, first_s: float, period_s: float, job: Any) -> None:
-        async def loop() -> None:
-            await asyncio.sleep(first_s)
-            while True:
-                try:
-                    result = job()
-                    if isinstance(result, Awaitable):
-                        await result
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("periodic task failed")
-                await asyncio.sleep(max(0.01, period_s))
-
-        self._periodic.append(asyncio.ensure_future(loop()))
+    def _every(self, first_s: float, period_s: float, job: Callable[[], object], what: str) -> None:
+        self._periodic.append(asyncio.ensure_future(every(period_s, job, what, log, first=first_s)))
 
     def _persist_offsets(self) -> None:
         self.offsets.persist()
@@ -398,7 +393,7 @@ class Broker:
             if isinstance(ch, RemotingConnection) and not ch.is_closing:
                 try:
                     ch.oneway(cmd)
-                except Exception as exc:
+                except RemotingIOError as exc:  # the channel closed meanwhile
                     log.error("notifyConsumerIdsChanged exception. group=%s, error=%s", group, exc)
 
     def _channel_closed(self, conn: RemotingConnection) -> None:
@@ -422,7 +417,14 @@ class Broker:
             return req.response(
                 ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {req.code} not supported"
             )
-        return handler(self, conn, req)
+        try:
+            return handler(self, conn, req)
+        except RemoteProtocolError as exc:
+            # mirrors NettyRemotingAbstract.processRequestCommand: a request whose header or body
+            # does not decode (a required field missing, a number that is not one) is answered
+            # SYSTEM_ERROR with the exception's text; the peer's fault, so no traceback
+            log.warning("%s from %s: %s", req.code, peer_addr(conn), exc)
+            return req.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
 
     async def _after_start(self, conn: RemotingConnection, req: RemotingCommand) -> RemotingCommand | None:
         assert self._ready is not None

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reference_broker.config import NamesrvConfig
+from reference_broker.periodic import every, log_failure
 from reference_broker.runtime import ServiceError
 from wire import RemotingCommand
 from wire.aio import RemotingConnection, RemotingServer, start_server
@@ -107,7 +108,8 @@ class NameServer:
                                           frame_timeout=self.config.frame_read_timeout_s)
         self._port = self._server.port
         loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._scan_brokers()), loop.create_task(self._close_idle())]
+        scan = every(max(self.config.scan_interval_ms, 1) / 1000, self._scan_brokers, "scanning brokers", log)
+        self._tasks = [loop.create_task(scan), loop.create_task(self._close_idle())]
         log.info("name server listening on %s", self.address)
         return self
 
@@ -146,14 +148,11 @@ class NameServer:
     def _on_close(self, conn: RemotingConnection) -> None:
         self.routes.on_channel_destroy(_address(conn.peer), conn)
 
-    async def _scan_brokers(self) -> None:
-        while True:
-            await asyncio.sleep(max(self.config.scan_interval_ms, 1) / 1000)
-            for addr, channel in self.routes.scan_not_active_broker(self.config.broker_expired_ms):
-                log.warning("broker %s expired: no registration for %d ms", addr,
-                            self.config.broker_expired_ms)
-                if isinstance(channel, RemotingConnection):
-                    channel.close()
+    def _scan_brokers(self) -> None:
+        for addr, channel in self.routes.scan_not_active_broker(self.config.broker_expired_ms):
+            log.warning("broker %s expired: no registration for %d ms", addr, self.config.broker_expired_ms)
+            if isinstance(channel, RemotingConnection):
+                channel.close()
 
     async def _close_idle(self) -> None:
         while True:
@@ -162,8 +161,11 @@ class NameServer:
             if idle <= 0:
                 continue
             now = time.monotonic()
-            for conn in self.connections:
-                last: Any = conn.state.get(_LAST_ACTIVE, now)
-                if now - last >= idle:
-                    log.warning("closing %s: idle for %d s", _address(conn.peer), idle)
-                    conn.close()
+            try:
+                for conn in self.connections:
+                    last: Any = conn.state.get(_LAST_ACTIVE, now)
+                    if now - last >= idle:
+                        log.warning("closing %s: idle for %d s", _address(conn.peer), idle)
+                        conn.close()
+            except Exception as exc:  # a bug: logged with its traceback, and the loop goes on
+                log_failure(log, "closing idle connections", exc, ())

@@ -31,8 +31,8 @@ import functools
 import logging
 from collections import deque
 
+from ..periodic import every, log_failure
 from ._syncer import SyncThread
-from ._tasks import every, log_failure
 from .dispatch import Dispatcher
 from .files import Room, StoreFiles
 from .mapped_file import MappedFile
@@ -89,7 +89,7 @@ class Flusher(Room):
         self._cl_syncer.start(loop)
         self._logics_syncer.start(loop)
         logics = every(self.config.flush_interval_consume_queue_ms / 1000, self.flush_logics,
-                       "consume queue flush", (OSError,))
+                       "consume queue flush", log, (OSError,))
         return [asyncio.create_task(self._commitlog_loop(), name="store-flush-commitlog"),
                 asyncio.create_task(logics, name="store-flush-logics")]
 
@@ -210,7 +210,7 @@ class Flusher(Room):
             try:
                 await self.flush_commitlog()
             except Exception as exc:
-                log_failure("CommitLog flush", exc, (OSError,))
+                log_failure(log, "CommitLog flush", exc, (OSError,))
                 await asyncio.sleep(0.1)
 
     # ------------------------------------------------------------------ logic files

@@ -41,8 +41,8 @@ from collections.abc import Set as AbstractSet
 from types import TracebackType
 from typing import Any
 
+from ..periodic import every
 from ._codec import StoredMessage
-from ._tasks import every
 from .append import PutService
 from .checkpoint import StoreCheckpoint
 from .config import StoreConfig
@@ -123,11 +123,11 @@ class MessageStore:
         self._state = "running"
         self.puts.accepting = True
         cleaner = every(self.config.clean_resource_interval_ms / 1000, self.delete_expired_files,
-                        "deleting expired files", (OSError, StoreError))
+                        "deleting expired files", log, (OSError, StoreError))
         self._tasks = [
             *self.flusher.start(loop),
             asyncio.create_task(cleaner, name="store-clean"),
-            asyncio.create_task(every(1.0, self.stats.sample, "store statistics", at_start=True),
+            asyncio.create_task(every(1.0, self.stats.sample, "store statistics", log, first=0),
                                 name="store-stats"),
         ]
 

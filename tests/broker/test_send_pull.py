@@ -20,6 +20,7 @@ from tests.broker.helpers import (
     send_request,
 )
 from wire import RemotingCommand, ResponseCode, SerializeType
+from wire.aio import ConnectionClosed
 from wire.bodies import TopicConfigSerializeWrapper
 from wire.message import (
     BatchEntry,
@@ -327,6 +328,8 @@ def test_long_polling(tmp_path: Path) -> None:
             await c.aclose()
             await asyncio.sleep(0.1)
             assert len(b.holds) == 0 and orphan.done()
+            with pytest.raises(ConnectionClosed):  # the request waits no more: its connection is gone
+                orphan.result()
             await other.aclose()
 
     run(main())

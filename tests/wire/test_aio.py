@@ -71,6 +71,7 @@ def test_slow_request_does_not_block_others_and_responses_match_by_opaque() -> N
     run(main())
 
 
+@pytest.mark.provokes_error_log(r"handler failed")
 def test_handler_exception_gives_system_error() -> None:
     async def main():
         server, port = await echo_server()
@@ -112,6 +113,7 @@ def test_malformed_frame_closes_only_that_connection() -> None:
     run(main())
 
 
+@pytest.mark.provokes_error_log(r"bug while reading")
 def test_a_peer_fault_is_a_warning_and_our_bug_is_an_error(monkeypatch, caplog) -> None:
     # STYLE B4: a malformed frame is the peer's fault (a warning, that connection closed); an
     # exception of ours while reading a good frame is a bug: logged with its traceback at error
@@ -311,6 +313,7 @@ def test_a_bare_yield_goes_on_as_a_task() -> None:
     run(main())
 
 
+@pytest.mark.provokes_error_log(r"handler failed")
 def test_coroutine_errors_before_and_after_a_suspension_give_system_error() -> None:
     async def main():
         async def answer(req: RemotingCommand):
