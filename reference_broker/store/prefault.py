@@ -23,11 +23,10 @@ import errno
 import logging
 import mmap
 import os
-import queue
-import threading
 from collections.abc import Callable
 from typing import cast
 
+from ._syncer import JobThread
 from .mapped_file import MappedFile
 
 __all__ = ["MADV_POPULATE_WRITE", "Prefaulter"]
@@ -53,13 +52,14 @@ def _libc_madvise() -> Callable[[int, int, int], int] | None:
     return cast("Callable[[int, int, int], int]", fn)
 
 
-class Prefaulter:
+class Prefaulter(JobThread[tuple[MappedFile, int, int]]):
     """A thread that faults the pages of mapped files in ahead of their writer (see the module
     notes). The writer calls :meth:`ahead_of` when its position passes the file's
     ``prefault_mark``; the thread then populates the next stretch, up to ``ahead`` bytes past
     that position, ``chunk`` bytes per call."""
 
     def __init__(self, ahead: int, chunk: int = 1 << 20, *, advice: int = MADV_POPULATE_WRITE) -> None:
+        super().__init__("store-prefault")
         self.ahead = max(0, ahead)
         self.chunk = max(_PAGE, chunk - chunk % _PAGE)
         #: the advice tried first
@@ -69,25 +69,10 @@ class Prefaulter:
         #: bytes populated (or advised, after a fallback) so far
         self.done_bytes = 0
         self._madvise = _libc_madvise()
-        self._jobs: queue.SimpleQueue[tuple[MappedFile, int, int] | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None
 
     def start(self) -> None:
-        if self._thread is None and self.ahead > 0:
-            self._thread = threading.Thread(target=self._run, name="store-prefault", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        """Finish the stretches asked for and end the thread."""
-        t = self._thread
-        if t is not None:
-            self._thread = None
-            self._jobs.put(None)
-            t.join()
+        if self.ahead > 0:
+            self._start_thread()
 
     def ahead_of(self, f: MappedFile, position: int) -> None:
         """Ask for the pages of ``f`` from ``position`` to ``ahead`` bytes past it that were not
@@ -101,21 +86,20 @@ class Prefaulter:
             f.prefault_requested = end
             self._jobs.put((f, start, end))
 
-    def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            f, start, end = job
-            pos = start - start % _PAGE
-            while pos < end:
-                n = min(self.chunk, end - pos)
-                with f.prefault_lock:
-                    if f.closed:
-                        break
-                    try:
-                        self._advise(f, pos, n)
-                    except Exception:  # the writer does without: it faults the pages itself
-                        log.exception("%s: pre-faulting %d bytes at %d failed", f.path.name, n, pos)
-                        break
-                pos += n
+    def _do(self, job: tuple[MappedFile, int, int]) -> None:
+        f, start, end = job
+        pos = start - start % _PAGE
+        while pos < end:
+            n = min(self.chunk, end - pos)
+            with f.prefault_lock:
+                if f.closed:
+                    return
+                try:
+                    self._advise(f, pos, n)
+                except Exception:  # the writer does without: it faults the pages itself
+                    log.exception("%s: pre-faulting %d bytes at %d failed", f.path.name, n, pos)
+                    return
+            pos += n
 
     def _advise(self, f: MappedFile, pos: int, n: int) -> None:
         fn = self._madvise
