@@ -159,6 +159,18 @@ def test_a_batch_of_3500_1_kib_messages_does_not_starve_other_connections(runnin
     assert worst < WATCHDOG_BOUND, f"the watchdog waited {worst:.3f} s"
 
 
+def test_a_batch_over_the_message_size_is_refused_before_its_messages_are_built(
+        running: tuple[object, object]) -> None:
+    """15 MiB of one-byte messages (650,000 of them) is over maxMessageSize (4 MiB): refused from
+    the body's length, as Java's checkMessages does, not after a store check of each message."""
+    _, broker = running
+    frame = bench.batch_send(15 * MIB)
+    answer, worst = _with_watchdog(broker.port, "broker", frame)  # type: ignore[attr-defined]
+    assert answer is not None and answer.code == ResponseCode.MESSAGE_ILLEGAL, answer
+    assert "msg body length limit 4194304B" in (answer.remark or ""), answer.remark
+    assert worst < WATCHDOG_BOUND, f"the watchdog waited {worst:.3f} s"
+
+
 # ------------------------------------------------------------------ memory of unfinished frames
 
 

@@ -196,6 +196,26 @@ def test_batch_send(tmp_path: Path) -> None:
     run(main())
 
 
+def test_a_batch_body_over_the_message_size_is_refused_by_its_length(tmp_path: Path) -> None:
+    """checkMessages: the raw batch body against maxMessageSize, before any message is read; the
+    store is not asked, so its put figures do not move (Java returns before them too)."""
+    async def main() -> None:
+        async with running_broker(tmp_path, maxMessageSize="1024") as b:
+            c = await client(b)
+            entries = [BatchEntry(body=b"m", properties={}) for _ in range(60)]
+            body = encode_batch(entries)
+            assert len(body) > 1024
+            r = await c.request(send_request("Batched", body, code=320, queue_id=1))
+            assert r.code == RC.MESSAGE_ILLEGAL
+            assert "msg body length limit 1024B" in (r.remark or "")
+            assert b.store.stats.put_failed_times == 0
+            r = await c.request(send_request("Batched", encode_batch(entries[:5]), code=320, queue_id=1))
+            assert r.code == RC.SUCCESS and r.ext_fields["queueOffset"] == "0"
+            await c.aclose()
+
+    run(main())
+
+
 def test_pull_codes_and_filters(tmp_path: Path) -> None:
     async def main() -> None:
         async with running_broker(tmp_path) as b:
