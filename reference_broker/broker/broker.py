@@ -196,7 +196,8 @@ class Broker:
         self._ready = asyncio.Event()
         for manager in (self.topics, self.offsets, self.groups, self.schedule):
             if not manager.load():
-                raise ServiceError(f"cannot load {manager.path} (nor its .bak)")
+                raise ServiceError(f"cannot load {manager.load_error or manager.path}; repair the file or "
+                                   "move it away (the broker starts empty without it)")
         if self.acl is not None:
             try:
                 self.acl.start()

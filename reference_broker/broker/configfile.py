@@ -4,6 +4,10 @@ persist through a temporary file, and write fastjson's pretty layout.
 
 ``ConfigManager.load`` reads the file; when it is missing, empty or does not decode, it reads
 ``<file>.bak`` instead (a missing backup is not an error: the manager keeps its defaults).
+One case differs from Java on purpose: a file that does not decode with no backup beside it.
+Java starts with an empty table there, and its next persist writes over the file, so the topics
+or offsets in it are gone; here the load fails, naming the file and what is wrong where, and the
+broker does not start until the file is repaired or moved away. Nothing is written meanwhile.
 ``ConfigManager.persist`` (``MixAll.string2File``) writes ``<file>.tmp``, copies the current file
 to ``<file>.bak``, and renames the temporary file over the original, so a crash leaves either the
 old or the new text plus a backup.
@@ -79,6 +83,8 @@ class ConfigFile(ABC):
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        #: why the last :meth:`load` failed (the file, the error and where), else None
+        self.load_error: str | None = None
 
     @abstractmethod
     def encode(self) -> str:
@@ -89,7 +95,9 @@ class ConfigFile(ABC):
         """Replace or merge the table from file text; raises on text that does not decode."""
 
     def load(self) -> bool:
-        """``ConfigManager.load``: the file, else its ``.bak``; False if both exist and fail."""
+        """``ConfigManager.load``: the file, else its ``.bak``; False (with :attr:`load_error`)
+        if the file does not decode and no backup does, including when there is no backup."""
+        self.load_error = None
         text = _read(self.path)
         if text:
             try:
@@ -98,6 +106,7 @@ class ConfigFile(ABC):
                 return True
             except (WireError, ValueError, KeyError, TypeError) as exc:
                 log.error("load %s failed, trying the backup: %s", self.path, exc)
+                self.load_error = f"{self.path}: {exc}"
         return self._load_bak()
 
     def _load_bak(self) -> bool:
@@ -107,10 +116,17 @@ class ConfigFile(ABC):
             try:
                 self.decode(text)
                 log.info("load %s OK", bak)
+                self.load_error = None
                 return True
             except (WireError, ValueError, KeyError, TypeError) as exc:
                 log.error("load %s failed: %s", bak, exc)
+                self.load_error = f"{self.load_error or self.path}; {bak}: {exc}"
                 return False
+        if self.load_error is not None:
+            # Java would start empty and write over the file at its next persist
+            self.load_error += f"; no {bak.name} to fall back on"
+            log.error("not starting from an empty table over %s: repair it or move it away", self.path)
+            return False
         return True
 
     def persist(self) -> None:

@@ -121,6 +121,21 @@ def test_config_files_fall_back_to_bak_and_keep_one(tmp_path: Path) -> None:
     assert _topics(tmp_path).load()  # nothing yet: defaults
 
 
+def test_a_config_file_that_does_not_decode_without_a_backup_is_kept_and_refused(tmp_path: Path) -> None:
+    """Java starts empty and writes over the file at its next persist; we refuse, naming it."""
+    t = _topics(tmp_path)
+    t.path.parent.mkdir(parents=True, exist_ok=True)
+    damaged = '{"topicConfigTable":{"A":{"topicName":"A","readQueueNums":1e99999999999999999999}}}'
+    t.path.write_text(damaged)
+    again = _topics(tmp_path)
+    assert not again.load()
+    assert again.load_error is not None
+    assert str(t.path) in again.load_error and "offset 58" in again.load_error
+    assert "no topics.json.bak to fall back on" in again.load_error
+    assert t.path.read_text() == damaged
+    assert not t.path.with_name("topics.json.bak").exists()
+
+
 def test_pretty_json_layout_is_fastjsons() -> None:
     # string keys go on their own lines; integer-keyed maps stay on one line (MapSerializer)
     text = pretty_json('{"offsetTable":{"T@g":{0:12,1:7}},"x":[],"y":{}}')
