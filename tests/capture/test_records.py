@@ -107,6 +107,24 @@ def test_gzip_compressed_captures(tmp_path: Path, kind: str) -> None:
     assert [r[3] for r in read_records(packed)] == [r[3] for r in read_records(plain)]
 
 
+@pytest.mark.parametrize("cut", [12, 20, 30, -9, -1])
+def test_a_cut_or_damaged_gzip_capture_is_a_capture_file_error(tmp_path: Path, cut: int) -> None:
+    """Cut anywhere (the file header included) or with a bad CRC: a CaptureFileError naming the
+    file, never gzip's EOFError or BadGzipFile (the fuzz harness found both at the file header)."""
+    plain = tmp_path / "x.pcap"
+    with RawPcapWriter(str(plain), linktype=1, snaplen=262144) as w:
+        w._write_header(None)
+        w._write_packet(b"abc" * 100, linktype=1, sec=5, usec=0)
+    packed = gzip.compress(plain.read_bytes(), mtime=0)
+    damaged = tmp_path / "x.pcap.gz"
+    if cut == -1:  # the CRC in the trailer
+        damaged.write_bytes(packed[:-8] + bytes(4) + packed[-4:])
+    else:
+        damaged.write_bytes(packed[:cut])
+    with pytest.raises(CaptureFileError, match=r"x\.pcap\.gz"):
+        list(read_records(damaged))
+
+
 class _Trickle(io.RawIOBase):
     """A pipe that hands out at most 7 bytes per read."""
 

@@ -213,7 +213,10 @@ class ClassicPcap:
             # reader stands at file offset ``resume[1]``, and the link type came from the file header
             self.linktype, self.base = resume
             return
-        header = reader.read(20)
+        try:
+            header = reader.read(20)
+        except (OSError, EOFError, zlib.error) as exc:  # a damaged or cut gzip stream
+            raise CaptureFileError(f"read error: {exc}", path=path, offset=4, field="file header") from None
         if len(header) < 20:
             raise CaptureFileError(f"pcap file header cut short: {4 + len(header)} of 24 bytes", path=path,
                                    offset=0, field="file header", expected=24, found=4 + len(header))
