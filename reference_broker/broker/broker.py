@@ -66,6 +66,7 @@ from .schedule import ScheduleMessageService
 from .stats import GroupGetStats
 from .subscriptions import SubscriptionGroupManager
 from .topics import DataVersion, TopicConfigManager
+from .transaction import TransactionService
 
 __all__ = ["Broker"]
 
@@ -96,6 +97,8 @@ class Broker:
         self.locks = RebalanceLockManager()
         self.holds = PullRequestHoldService()
         self.group_stats = GroupGetStats()
+        #: transactional messages: END_TRANSACTION and the check service (started on a master)
+        self.transactions = TransactionService(self)
         self.outer = BrokerOuterAPI(config.namesrv_addrs, timeout_ms=config.int("registerBrokerTimeoutMills"))
         #: ``Configuration``'s data version (GET_BROKER_CONFIG's ``version``; UPDATE_BROKER_CONFIG moves it)
         self.config_version = DataVersion()
@@ -238,6 +241,7 @@ class Broker:
         self._store.add_dispatch_listener(self.schedule.notify)
         if self.config.is_master:
             self.schedule.start(self._store, self._store.put_message)
+            self.transactions.start()
         self._running = True
         self._ready.set()
         log.info(
@@ -275,6 +279,7 @@ class Broker:
             if server is not None:
                 await server.close()
         await self.schedule.stop()
+        await self.transactions.stop()
         tasks = list(self._tasks)
         for t in tasks:
             t.cancel()

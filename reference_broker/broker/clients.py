@@ -19,9 +19,11 @@ managers are tested without sockets. Channels idle for ``CHANNEL_EXPIRED_TIMEOUT
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from wire import LanguageCode
 from wire.bodies import ConsumeFromWhere, ConsumeType, MessageModel, MessageQueue, SubscriptionData
@@ -266,6 +268,7 @@ class ProducerManager:
     def __init__(self, expired_ms: int = CHANNEL_EXPIRED_TIMEOUT_MS) -> None:
         self.groups: dict[str, dict[Hashable, ClientChannelInfo]] = {}
         self.expired_ms = expired_ms
+        self._turn = random.randrange(1000)
 
     def register(self, group: str, info: ClientChannelInfo) -> None:
         table = self.groups.setdefault(group, {})
@@ -275,6 +278,19 @@ class ProducerManager:
             log.info("new producer connected, group: %s channel: %s", group, info.client_id)
         else:
             old.last_update = _now_ms()
+
+    def available_channel(self, group: str) -> Any:
+        """``getAvailableChannel``: one open channel of the group, taken in turn (None if none)."""
+        table = self.groups.get(group)
+        if not table:
+            return None
+        channels = list(table)
+        self._turn = (self._turn + 1) % (2**31)
+        start = self._turn % len(channels)
+        for ch in channels[start:] + channels[:start]:
+            if not getattr(ch, "is_closing", False):
+                return ch
+        return None
 
     def unregister(self, group: str, channel: Hashable) -> None:
         table = self.groups.get(group)

@@ -25,7 +25,9 @@ from ..headers import (
 )
 
 __all__ = [
+    "CheckTransactionStateRequestHeader",
     "ConsumerSendMsgBackRequestHeader",
+    "EndTransactionRequestHeader",
     "GetConsumerListByGroupRequestHeader",
     "GetConsumerListByGroupResponseHeader",
     "GetEarliestMsgStoretimeRequestHeader",
@@ -407,6 +409,37 @@ class ConsumerSendMsgBackRequestHeader(RpcRequestHeader):
     origin_topic: str | None = _opt("originTopic")
     unit_mode: bool | None = _opt("unitMode", _PB, default=False)
     max_reconsume_times: int | None = _opt("maxReconsumeTimes", _I)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndTransactionRequestHeader(RpcRequestHeader):
+    """END_TRANSACTION (37), producer to broker, oneway from the Java client: commit (8),
+    roll back (12) or leave pending (0) the half message at ``commitLogOffset`` whose queue offset
+    in the half topic is ``tranStateTableOffset``. ``fromTransactionCheck`` is true when the
+    producer answers a CHECK_TRANSACTION_STATE. Superclass ``RpcRequestHeader`` in 4.9.5-4.9.8
+    and 5.1.0+ (none in 5.0.0)."""
+
+    producer_group: str = field(metadata=_nn("producerGroup"))
+    tran_state_table_offset: int = field(metadata=_nn("tranStateTableOffset", _L))
+    commit_log_offset: int = field(metadata=_nn("commitLogOffset", _L))
+    commit_or_rollback: int = field(metadata=_nn("commitOrRollback", _I))
+    from_transaction_check: bool | None = _opt("fromTransactionCheck", _B, default=False)
+    msg_id: str = field(metadata=_nn("msgId"))
+    transaction_id: str | None = _opt("transactionId")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckTransactionStateRequestHeader(RpcRequestHeader):
+    """CHECK_TRANSACTION_STATE (39), broker to producer, oneway: what became of the half
+    message at ``commitLogOffset`` (the body is that message, encoded as stored, under its real
+    topic and queue). ``msgId`` and ``transactionId`` are its UNIQ_KEY, ``offsetMsgId`` its
+    offset message id. Superclass ``RpcRequestHeader`` in 4.9.5-4.9.8 and 5.1.0+."""
+
+    tran_state_table_offset: int = field(metadata=_nn("tranStateTableOffset", _L))
+    commit_log_offset: int = field(metadata=_nn("commitLogOffset", _L))
+    msg_id: str | None = _opt("msgId")
+    transaction_id: str | None = _opt("transactionId")
+    offset_msg_id: str | None = _opt("offsetMsgId")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -26,7 +26,9 @@ from .admin import (
     GetTopicStatsInfoRequestHeader,
 )
 from .client import (
+    CheckTransactionStateRequestHeader,
     ConsumerSendMsgBackRequestHeader,
+    EndTransactionRequestHeader,
     GetConsumerListByGroupRequestHeader,
     GetConsumerListByGroupResponseHeader,
     GetEarliestMsgStoretimeRequestHeader,
@@ -129,6 +131,8 @@ REQUEST_HEADERS: dict[int, type[CustomHeader]] = {
     _RC.HEART_BEAT: HeartbeatRequestHeader,
     _RC.UNREGISTER_CLIENT: UnregisterClientRequestHeader,
     _RC.CONSUMER_SEND_MSG_BACK: ConsumerSendMsgBackRequestHeader,
+    _RC.END_TRANSACTION: EndTransactionRequestHeader,
+    _RC.CHECK_TRANSACTION_STATE: CheckTransactionStateRequestHeader,
     _RC.GET_CONSUMER_LIST_BY_GROUP: GetConsumerListByGroupRequestHeader,
     _RC.NOTIFY_CONSUMER_IDS_CHANGED: NotifyConsumerIdsChangedRequestHeader,
     _RC.LOCK_BATCH_MQ: LockBatchMqRequestHeader,

@@ -162,8 +162,9 @@ def _uniq_ids() -> UniqIdGenerator:
 async def message_send(client: AdminClient, topic: str, body: bytes, *, tags: str | None = None,
                        keys: str | None = None, broker: str | None = None, queue: int | None = None,
                        producer_group: str | None = None,
-                       properties: dict[str, str] | None = None) -> SendResult:
-    """SEND_MESSAGE_V2 (310) to a writable queue of the topic (or to ``broker``/``queue``)."""
+                       properties: dict[str, str] | None = None, sys_flag: int = 0) -> SendResult:
+    """SEND_MESSAGE_V2 (310) to a writable queue of the topic (or to ``broker``/``queue``);
+    ``sys_flag`` is sent as given (a transactional send sets TRANSACTION_PREPARED_TYPE)."""
     from ..headers import SendMessageRequestHeaderV2, SendMessageResponseHeader
 
     if queue is not None and broker is None:
@@ -204,7 +205,7 @@ async def message_send(client: AdminClient, topic: str, body: bytes, *, tags: st
     props.update(properties or {})
     header = SendMessageRequestHeaderV2(
         producer_group=producer_group or f"mqctl-{int(time.time() * 1000)}", topic=topic,
-        default_topic=DEFAULT_TOPIC, default_topic_queue_nums=4, queue_id=qid, sys_flag=0,
+        default_topic=DEFAULT_TOPIC, default_topic_queue_nums=4, queue_id=qid, sys_flag=sys_flag,
         born_timestamp=int(time.time() * 1000), flag=0, properties=encode_properties(props),
         reconsume_times=0, unit_mode=False, batch=False, broker_name=bname)
     addr = masters[bname]

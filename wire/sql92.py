@@ -1,0 +1,845 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""RocketMQ's SQL92 message selector (subscriptions with ``expressionType`` SQL92), sans-IO.
+
+Theory of operation
+-------------------
+A consumer that subscribes with ``MessageSelector.bySql("a > 5 AND b = 'x'")`` sends the text in
+its heartbeat (``SubscriptionData.subString``) and, when it posts subscriptions with its pulls, in
+PULL_MESSAGE's ``subscription``; the broker compiles it (``SqlFilter.compile`` →
+``SelectorParser.parse``, the javacc grammar ``SelectorParser.jj`` of the ``filter`` module) and
+evaluates it on each message's properties (``ExpressionMessageFilter.isMatchedByCommitLog``).
+:func:`compile_selector` is that compiler and :meth:`Selector.matches` that evaluation, with the
+4.9.8 grammar and semantics:
+
+* **The language**: ``OR``/``AND``/``NOT`` (keywords in any case), ``=``, ``<>``, ``>``, ``>=``,
+  ``<``, ``<=``, ``[NOT] BETWEEN x AND y``, ``[NOT] IN ('a', 'b')`` (string literals only),
+  ``IS [NOT] NULL``, unary ``+``/``-``, parentheses, string literals in single quotes (``''``
+  inside is one quote), integer literals (``Integer`` when they fit 32 bits, else ``Long``; an
+  ``L`` suffix is allowed), floating literals (``Double``), ``TRUE``, ``FALSE``, ``NULL``, and
+  property names ``[a-zA-Z_$][a-zA-Z0-9_$]*``; ``--`` line and ``/* */`` block comments.
+* **Checks at compile time** (``ComparisonExpression.create*``): ``>``-like operands may not be
+  string or boolean constants; ``=`` may not compare with the ``NULL`` literal; ``BETWEEN``
+  constants must be ordered; ``IN`` needs a property on its left; a floating literal must be at
+  least ``Double.MIN_VALUE`` (so ``0.0`` is refused, as in Java); the whole expression, and each
+  operand of ``AND``/``OR``/``NOT``, must be boolean (a bare property is cast).
+* **Values**: a property's value is always its string, or null when the message does not have it.
+  Comparisons convert as ``ComparisonExpression.__compare`` does with string conversion on: a
+  string compared with a number is parsed as that number's Java type (``Integer.valueOf``,
+  ``Long.valueOf``, ``Double.valueOf``); two strings under ``>``-like operators are both parsed
+  as doubles; unrelated types compare as "less".
+* **Three-valued logic**: a missing property makes its comparison null (unknown), ``NOT`` of null
+  is null, ``AND``/``OR`` are SQL's; a message matches only when the result is TRUE. A
+  conversion that fails (``a = 5`` where ``a`` is ``x``) aborts the whole evaluation, and the
+  message does not match (the broker logs "Message Filter error" and moves on).
+
+A compile error is :class:`SelectorError`; its :attr:`~SelectorError.java_message` is what
+``MQFilterException.getMessage()`` gives (``cause.toString()``), which the broker returns as the
+remark of CHECK_CLIENT_CONFIG: the Java exception class, then its message. For a grammar error
+javacc's message starts ``Encountered "…" at line L, column C.``; the "Was expecting" list that
+follows is ours (the same tokens in a simpler wording).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Union
+
+__all__ = [
+    "SQL92",
+    "TAG",
+    "Selector",
+    "SelectorError",
+    "compile_selector",
+    "is_tag_type",
+]
+
+#: ``ExpressionType.SQL92``
+SQL92 = "SQL92"
+#: ``ExpressionType.TAG``
+TAG = "TAG"
+
+_PARSE_EXC = "org.apache.rocketmq.filter.parser.ParseException"
+_TOKEN_EXC = "org.apache.rocketmq.filter.parser.TokenMgrError"
+_RUNTIME_EXC = "java.lang.RuntimeException"
+_NUMBER_EXC = "java.lang.NumberFormatException"
+
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+_DOUBLE_MIN = 5e-324
+
+
+def is_tag_type(expression_type: str | None) -> bool:
+    """``ExpressionType.isTagType``: no type, an empty one, or ``TAG``."""
+    return expression_type is None or expression_type == "" or expression_type == TAG
+
+
+class SelectorError(Exception):
+    """The selector does not compile; :attr:`java_message` is Java's ``getMessage()`` of it."""
+
+    def __init__(self, java_class: str, message: str) -> None:
+        super().__init__(message)
+        self.java_class = java_class
+        self.message = message
+
+    @property
+    def java_message(self) -> str:
+        return f"{self.java_class}: {self.message}"
+
+
+class _EvalError(Exception):
+    """A value conversion failed while evaluating (Java throws; the message does not match)."""
+
+
+# ---------------------------------------------------------------------------------- Java values
+
+
+class JInt(int):
+    """A ``java.lang.Integer``."""
+
+
+class JLong(int):
+    """A ``java.lang.Long``."""
+
+
+#: a Java value: Boolean (bool), String (str), Integer, Long, Double (float), or null (None)
+Value = Union[bool, str, JInt, JLong, float, None]
+
+_JAVA_DOUBLE = re.compile(
+    r"[+-]?(NaN|Infinity|((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)[fFdD]?)\Z")
+_JAVA_INT = re.compile(r"[+-]?\d+\Z")
+
+
+def _java_int(text: str, lo: int, hi: int) -> int:
+    """``Integer.valueOf`` / ``Long.valueOf``: an optional sign and ASCII digits, in range."""
+    if not _JAVA_INT.match(text) or not text.isascii():
+        raise _EvalError(f'{_NUMBER_EXC}: For input string: "{text}"')
+    v = int(text)
+    if not lo <= v <= hi:
+        raise _EvalError(f'{_NUMBER_EXC}: For input string: "{text}"')
+    return v
+
+
+def _java_double(text: str) -> float:
+    """``Double.valueOf`` (decimal forms; leading and trailing control characters and spaces are
+    trimmed, as ``String.trim``)."""
+    t = text.strip("".join(chr(c) for c in range(33)))
+    if not _JAVA_DOUBLE.match(t) or not t.isascii():
+        raise _EvalError(f'{_NUMBER_EXC}: For input string: "{text}"')
+    t = t.rstrip("fFdD") if t[-1:] in "fFdD" and "Infinity" not in t else t
+    return float(t.replace("Infinity", "inf"))
+
+
+def _double_compare(a: float, b: float) -> int:
+    """``Double.compareTo``: -0.0 below 0.0, NaN above everything and equal to itself."""
+    if a < b:
+        return -1
+    if a > b:
+        return 1
+    if math.isnan(a) or math.isnan(b):
+        return 0 if math.isnan(a) and math.isnan(b) else (1 if math.isnan(a) else -1)
+    ba = struct.unpack(">q", struct.pack(">d", a))[0]
+    bb = struct.unpack(">q", struct.pack(">d", b))[0]
+    return (ba > bb) - (ba < bb)
+
+
+def _kind(v: object) -> str:
+    if isinstance(v, bool):
+        return "Boolean"
+    if isinstance(v, str):
+        return "String"
+    if isinstance(v, JInt):
+        return "Integer"
+    if isinstance(v, JLong):
+        return "Long"
+    if isinstance(v, float):
+        return "Double"
+    return "Object"
+
+
+def _compare_same(lv: object, rv: object) -> int:
+    if isinstance(lv, float) and isinstance(rv, float):
+        return _double_compare(lv, rv)
+    if isinstance(lv, str) and isinstance(rv, str):
+        # String.compareTo compares UTF-16 code units
+        a, b = lv.encode("utf-16-be", "surrogatepass"), rv.encode("utf-16-be", "surrogatepass")
+        return (a > b) - (a < b)
+    assert isinstance(lv, int) and isinstance(rv, int)
+    return (lv > rv) - (lv < rv)
+
+
+def _compare(lv: object, rv: object) -> int:
+    """``ComparisonExpression.__compare`` with ``convertStringExpressions`` on (4.9.8 parses
+    every selector that way)."""
+    lk, rk = _kind(lv), _kind(rv)
+    if lk != rk:
+        if lk == "Boolean":
+            if rk != "String":
+                return -1
+            # Boolean.valueOf(lv) is applied to the left (already a Boolean): the Boolean is then
+            # compared with the String, a ClassCastException in Java
+            raise _EvalError("java.lang.ClassCastException")
+        if lk == "Integer":
+            if rk == "Long":
+                lv = JLong(lv)  # type: ignore[arg-type]
+            elif rk == "Double":
+                lv = float(lv)  # type: ignore[arg-type]
+            elif rk == "String":
+                rv = JInt(_java_int(rv, _INT_MIN, _INT_MAX))  # type: ignore[arg-type]
+            else:
+                return -1
+        elif lk == "Long":
+            if rk == "Integer":
+                rv = JLong(rv)  # type: ignore[arg-type]
+            elif rk == "Double":
+                lv = float(lv)  # type: ignore[arg-type]
+            elif rk == "String":
+                rv = JLong(_java_int(rv, _LONG_MIN, _LONG_MAX))  # type: ignore[arg-type]
+            else:
+                return -1
+        elif lk == "Double":
+            if rk in ("Integer", "Long"):
+                rv = float(rv)  # type: ignore[arg-type]
+            elif rk == "String":
+                rv = _java_double(rv)  # type: ignore[arg-type]
+            else:
+                return -1
+        elif lk == "String":
+            s: str = lv  # type: ignore[assignment]
+            if rk == "Boolean":
+                lv = s.lower() == "true"
+            elif rk == "Integer":
+                lv = JInt(_java_int(s, _INT_MIN, _INT_MAX))
+            elif rk == "Long":
+                lv = JLong(_java_int(s, _LONG_MIN, _LONG_MAX))
+            elif rk == "Double":
+                lv = _java_double(s)
+            else:
+                return -1
+        else:
+            return -1
+    return _compare_same(lv, rv)
+
+
+def _java_text(v: Value) -> str:
+    """``ConstantExpression.toString``."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'"
+    if isinstance(v, float):
+        return _java_double_text(v)
+    return str(int(v))
+
+
+def _java_double_text(v: float) -> str:
+    """``Double.toString`` for the values a literal can have (enough for error messages)."""
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if math.isnan(v):
+        return "NaN"
+    if v != 0 and (abs(v) >= 1e7 or abs(v) < 1e-3):
+        m, e = f"{v!r}".split("e") if "e" in repr(v) else (repr(v), "0")
+        mant = float(m)
+        exp = int(e)
+        while abs(mant) >= 10:
+            mant /= 10
+            exp += 1
+        ms = repr(mant)
+        return f"{ms if '.' in ms else ms + '.0'}E{exp}"
+    r = repr(v)
+    return r if "." in r or "e" in r else r + ".0"
+
+
+# ---------------------------------------------------------------------------------- expressions
+
+Props = Mapping[str, str]
+
+
+class _Expr:
+    """An expression node; ``boolean`` marks Java's ``BooleanExpression`` implementations."""
+
+    boolean = False
+
+    def evaluate(self, props: Props) -> Value:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Const(_Expr):
+    value: Value
+
+    def evaluate(self, props: Props) -> Value:
+        return self.value
+
+    def __str__(self) -> str:
+        return _java_text(self.value)
+
+
+class _BoolConst(_Const):
+    """``BooleanConstantExpression`` (TRUE, FALSE, NULL)."""
+
+    boolean = True
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Prop(_Expr):
+    name: str
+
+    def evaluate(self, props: Props) -> Value:
+        return props.get(self.name)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Binary(_Expr):
+    left: _Expr
+    right: _Expr
+    symbol: str
+    op: Callable[[_Expr, _Expr, Props], Value]
+
+    boolean = True
+
+    def evaluate(self, props: Props) -> Value:
+        return self.op(self.left, self.right, props)
+
+    def __str__(self) -> str:
+        return f"({self.left} {self.symbol} {self.right})"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Unary(_Expr):
+    operand: _Expr
+    symbol: str
+    op: Callable[[_Expr, Props], Value]
+    boolean: bool  # type: ignore[misc]
+
+    def evaluate(self, props: Props) -> Value:
+        return self.op(self.operand, props)
+
+    def __str__(self) -> str:
+        if self.symbol == "":
+            return str(self.operand)
+        return f"({self.symbol} {self.operand})"
+
+
+def _as_bool(v: Value) -> bool | None:
+    """The ``(Boolean)`` cast of a logic operand: a non-boolean value is a ClassCastException."""
+    if v is None or isinstance(v, bool):
+        return v
+    raise _EvalError("java.lang.ClassCastException")
+
+
+def _or(left: _Expr, right: _Expr, props: Props) -> Value:
+    lv = _as_bool(left.evaluate(props))
+    if lv:
+        return True
+    rv = _as_bool(right.evaluate(props))
+    if rv:
+        return True
+    if lv is None or rv is None:
+        return None
+    return False
+
+
+def _and(left: _Expr, right: _Expr, props: Props) -> Value:
+    lv = _as_bool(left.evaluate(props))
+    if lv is False:
+        return False
+    rv = _as_bool(right.evaluate(props))
+    if rv is False:
+        return False
+    if lv is None or rv is None:
+        return None
+    return True
+
+
+def _equal(left: _Expr, right: _Expr, props: Props) -> Value:
+    lv = left.evaluate(props)
+    rv = right.evaluate(props)
+    if (lv is None) != (rv is None):
+        return None if lv is None else False
+    if lv is None:
+        return True
+    if _kind(lv) == _kind(rv) and lv == rv and not isinstance(lv, float):
+        return True
+    return _compare(lv, rv) == 0
+
+
+def _ordering(test: Callable[[int], bool]) -> Callable[[_Expr, _Expr, Props], Value]:
+    def op(left: _Expr, right: _Expr, props: Props) -> Value:
+        lv = left.evaluate(props)
+        if lv is None:
+            return None
+        rv = right.evaluate(props)
+        if rv is None:
+            return None
+        if isinstance(lv, str) and isinstance(rv, str):
+            # "Compare String is illegal": both are parsed as doubles first
+            try:
+                return test(_compare(_java_double(lv), _java_double(rv)))
+            except _EvalError as exc:
+                raise _EvalError(
+                    f"{_RUNTIME_EXC}: It's illegal to compare string by '>=', '>', '<', '<='. "
+                    f"lv={lv}, rv={rv}") from exc
+        return test(_compare(lv, rv))
+
+    return op
+
+
+_GT = _ordering(lambda a: a > 0)
+_GE = _ordering(lambda a: a >= 0)
+_LT = _ordering(lambda a: a < 0)
+_LE = _ordering(lambda a: a <= 0)
+
+
+def _not(operand: _Expr, props: Props) -> Value:
+    v = _as_bool(operand.evaluate(props))
+    return None if v is None else not v
+
+
+def _bool_cast(operand: _Expr, props: Props) -> Value:
+    v = operand.evaluate(props)
+    if v is None:
+        return None
+    return v if isinstance(v, bool) else False
+
+
+def _negate(operand: _Expr, props: Props) -> Value:
+    v = operand.evaluate(props)
+    if v is None or isinstance(v, (bool, str)):
+        return None
+    if isinstance(v, JInt):
+        # Integer negation wraps (-Integer.MIN_VALUE is itself)
+        return JInt(((-int(v) + 2**31) % 2**32) - 2**31)
+    if isinstance(v, JLong):
+        return JLong(((-int(v) + 2**63) % 2**64) - 2**63)
+    return -v
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _In(_Expr):
+    prop: _Prop
+    values: frozenset[str]
+    items: tuple[str, ...]
+    negated: bool
+
+    boolean = True
+
+    def evaluate(self, props: Props) -> Value:
+        v = self.prop.evaluate(props)
+        if v is None or not isinstance(v, str):
+            return None
+        return (v in self.values) != self.negated
+
+    def __str__(self) -> str:
+        return f"{self.prop} {'NOT IN' if self.negated else 'IN'} ( {', '.join(self.items)} )"
+
+
+def _check_less_than_operand(e: _Expr) -> None:
+    """``checkLessThanOperand``: only numbers (or non-constant, non-boolean expressions)."""
+    if isinstance(e, _Const) and not e.boolean:
+        if isinstance(e.value, (JInt, JLong, float)) and not isinstance(e.value, bool):
+            return
+        raise SelectorError(_RUNTIME_EXC, f"Value '{e}' cannot be compared.")
+    if e.boolean:
+        raise SelectorError(_RUNTIME_EXC, f"Value '{e}' cannot be compared.")
+
+
+def _check_equal_operand(e: _Expr) -> None:
+    if isinstance(e, _Const) and e.value is None:
+        raise SelectorError(_RUNTIME_EXC, f"'{e}' cannot be compared.")
+
+
+def _ordered(left: _Expr, right: _Expr, symbol: str) -> _Expr:
+    _check_less_than_operand(left)
+    _check_less_than_operand(right)
+    op = {">": _GT, ">=": _GE, "<": _LT, "<=": _LE}[symbol]
+    return _Binary(left, right, symbol, op)
+
+
+def _eq(left: _Expr, right: _Expr) -> _Expr:
+    _check_equal_operand(left)
+    _check_equal_operand(right)
+    if isinstance(left, _Const) and isinstance(right, _Const) and left.boolean and not right.boolean:
+        raise SelectorError(_RUNTIME_EXC, f"'{left}' cannot be compared with '{right}'")
+    return _Binary(left, right, "==", _equal)
+
+
+def _logic_not(e: _Expr) -> _Expr:
+    return _Unary(e, "NOT", _not, True)
+
+
+def _between(value: _Expr, low: _Expr, high: _Expr) -> _Expr:
+    if isinstance(low, _Const) and isinstance(high, _Const):
+        lv, rv = low.value, high.value
+        if lv is None or rv is None:
+            raise SelectorError(_RUNTIME_EXC, "Illegal values of between, values can not be null!")
+        try:
+            ret = _compare(rv, lv)
+        except _EvalError as exc:
+            raise SelectorError(_RUNTIME_EXC, str(exc)) from None
+        if ret < 0:
+            raise SelectorError(
+                _RUNTIME_EXC,
+                f"Illegal values of between, left value({_plain(lv)}) must less than or equal to "
+                f"right value({_plain(rv)})")
+    return _Binary(_ordered(value, low, ">="), _ordered(value, high, "<="), "&&", _and)
+
+
+def _plain(v: Value) -> str:
+    """``String.format("%s", v)`` of a constant's value."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return _java_double_text(v)
+    return str(v)
+
+
+# ---------------------------------------------------------------------------------- tokens
+
+# token kinds, named as javacc's tokenImage shows them
+_EOF = "<EOF>"
+_KEYWORDS = ("NOT", "AND", "OR", "BETWEEN", "IN", "TRUE", "FALSE", "NULL", "IS")
+_PUNCT = ("<>", ">=", "<=", "=", ">", "<", "(", ")", ",", "+", "-")
+_TOKEN_RE = re.compile(
+    r"""(?P<ws>[ \t\n\r\f]+)
+      | (?P<line>--[^\n\r]*(\r\n|\n|\r))
+      | (?P<block>/\*[^*]*\*+([^*/][^*]*\*+)*/)
+      | (?P<float>\d+\.\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|\d+[eE][+-]?\d+)
+      | (?P<decimal>0|[1-9]\d*[lL]?)
+      | (?P<string>'([^']|'')*')
+      | (?P<id>[a-zA-Z_$][a-zA-Z0-9_$]*)
+      | (?P<punct><>|>=|<=|[=><(),+\-])
+    """,
+    re.VERBOSE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    kind: str  # a keyword, a punctuation string, "<ID>", "<DECIMAL_LITERAL>", ... or <EOF>
+    image: str
+    line: int
+    column: int
+
+    @property
+    def java_image(self) -> str:
+        """``tokenImage[kind]`` of javacc's constants."""
+        if self.kind in _KEYWORDS:
+            return f'"{self.kind}"'
+        if self.kind in _PUNCT:
+            return f'"{self.kind}"'
+        return self.kind
+
+
+def _add_escapes(s: str) -> str:
+    """javacc's ``add_escapes``."""
+    out = []
+    for ch in s:
+        if ch in "\b\t\n\f\r\"'\\":
+            out.append({"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r",
+                        '"': '\\"', "'": "\\'", "\\": "\\\\"}[ch])
+        elif ord(ch) < 0x20 or ord(ch) > 0x7E:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _tokenize(text: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    pos = 0
+    line, col = 1, 1
+
+    def advance(chunk: str) -> None:
+        nonlocal line, col
+        for ch in chunk:
+            if ch == "\n" or ch == "\r":
+                line += 1
+                col = 1
+            elif ch == "\t":
+                col += 8 - ((col - 1) % 8)
+            else:
+                col += 1
+
+    while pos < len(text):
+        m = _TOKEN_RE.match(text, pos)
+        if m is None or m.end() == pos:
+            ch = text[pos]
+            raise SelectorError(
+                _TOKEN_EXC,
+                f'Lexical error at line {line}, column {col}.  Encountered: "{_add_escapes(ch)}" '
+                f'({ord(ch)}), after : ""')
+        group = m.lastgroup
+        image = m.group(0)
+        if group in ("ws", "line", "block"):
+            advance(image)
+            pos = m.end()
+            continue
+        if group == "id":
+            upper = image.upper()
+            kind = upper if upper in _KEYWORDS else "<ID>"
+        elif group == "decimal":
+            kind = "<DECIMAL_LITERAL>"
+        elif group == "float":
+            kind = "<FLOATING_POINT_LITERAL>"
+        elif group == "string":
+            kind = "<STRING_LITERAL>"
+        else:
+            kind = image
+        tokens.append(_Token(kind, image, line, col))
+        advance(image)
+        pos = m.end()
+    tokens.append(_Token(_EOF, "", line, col))
+    return tokens
+
+
+# ---------------------------------------------------------------------------------- parser
+
+
+class _Parser:
+    """A recursive-descent reading of ``SelectorParser.jj`` (same productions, same order)."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens = _tokenize(text)
+        self.i = 0
+
+    @property
+    def tok(self) -> _Token:
+        return self.tokens[self.i]
+
+    def peek(self, n: int = 1) -> _Token:
+        return self.tokens[min(self.i + n, len(self.tokens) - 1)]
+
+    def take(self) -> _Token:
+        t = self.tokens[self.i]
+        if self.i < len(self.tokens) - 1:
+            self.i += 1
+        return t
+
+    def fail(self, expected: Sequence[str]) -> SelectorError:
+        t = self.tok
+        if t.kind == _EOF:
+            found = _EOF
+        else:
+            found = f' {t.java_image} "{_add_escapes(t.image)} "'
+        want = "\n    ".join(f"{e} ..." if e != _EOF else e for e in expected)
+        head = "Was expecting:" if len(expected) == 1 else "Was expecting one of:"
+        return SelectorError(
+            _PARSE_EXC,
+            f'Encountered "{found}" at line {t.line}, column {t.column}.\n{head}\n    {want}\n    ')
+
+    def expect(self, kind: str) -> _Token:
+        if self.tok.kind != kind:
+            raise self.fail([f'"{kind}"' if kind in _PUNCT or kind in _KEYWORDS else kind])
+        return self.take()
+
+    @staticmethod
+    def as_boolean(e: _Expr) -> _Expr:
+        if e.boolean:
+            return e
+        if isinstance(e, _Prop):
+            return _Unary(e, "", _bool_cast, True)
+        raise SelectorError(_PARSE_EXC, f"Expression will not result in a boolean value: {e}")
+
+    def selector(self) -> _Expr:
+        e = self.or_expr()
+        if self.tok.kind != _EOF:
+            raise self.fail([_EOF, '"AND"', '"OR"'])
+        return self.as_boolean(e)
+
+    def or_expr(self) -> _Expr:
+        left = self.and_expr()
+        while self.tok.kind == "OR":
+            self.take()
+            right = self.and_expr()
+            left = _Binary(self.as_boolean(left), self.as_boolean(right), "||", _or)
+        return left
+
+    def and_expr(self) -> _Expr:
+        left = self.equality()
+        while self.tok.kind == "AND":
+            self.take()
+            right = self.equality()
+            left = _Binary(self.as_boolean(left), self.as_boolean(right), "&&", _and)
+        return left
+
+    def equality(self) -> _Expr:
+        left = self.comparison()
+        while True:
+            k = self.tok.kind
+            if k == "=":
+                self.take()
+                left = _eq(left, self.comparison())
+            elif k == "<>":
+                self.take()
+                left = _logic_not(_eq(left, self.comparison()))
+            elif k == "IS" and self.peek().kind == "NULL":
+                self.take()
+                self.take()
+                left = _Binary(left, _BoolConst(None), "==", _equal)
+            elif k == "IS":
+                self.take()
+                self.expect("NOT")
+                self.expect("NULL")
+                left = _logic_not(_Binary(left, _BoolConst(None), "==", _equal))
+            else:
+                return left
+
+    def string_list(self) -> list[str]:
+        self.expect("(")
+        items = [self.string_literal()]
+        while self.tok.kind == ",":
+            self.take()
+            items.append(self.string_literal())
+        self.expect(")")
+        return items
+
+    def string_literal(self) -> str:
+        t = self.expect("<STRING_LITERAL>")
+        return t.image[1:-1].replace("''", "'")
+
+    def in_expr(self, left: _Expr, negated: bool) -> _Expr:
+        items = self.string_list()
+        if not isinstance(left, _Prop):
+            raise SelectorError(_RUNTIME_EXC, f"Expected a property for In expression, got: {left}")
+        return _In(left, frozenset(items), tuple(items), negated)
+
+    def comparison(self) -> _Expr:
+        left = self.unary()
+        while True:
+            k = self.tok.kind
+            if k in (">", ">=", "<", "<="):
+                self.take()
+                left = _ordered(left, self.unary(), k)
+            elif k == "BETWEEN":
+                self.take()
+                low = self.unary()
+                self.expect("AND")
+                left = _between(left, low, self.unary())
+            elif k == "NOT" and self.peek().kind == "BETWEEN":
+                self.take()
+                self.take()
+                low = self.unary()
+                self.expect("AND")
+                high = self.unary()
+                left = _Binary(_ordered(left, low, "<"), _ordered(left, high, ">"), "||", _or)
+            elif k == "IN":
+                self.take()
+                left = self.in_expr(left, False)
+            elif k == "NOT" and self.peek().kind == "IN":
+                self.take()
+                self.take()
+                left = self.in_expr(left, True)
+            else:
+                return left
+
+    def unary(self) -> _Expr:
+        k = self.tok.kind
+        if k == "+":
+            self.take()
+            return self.unary()
+        if k == "-":
+            self.take()
+            return _Unary(self.unary(), "-", _negate, False)
+        if k == "NOT":
+            self.take()
+            return _logic_not(self.as_boolean(self.unary()))
+        return self.primary()
+
+    def primary(self) -> _Expr:
+        t = self.tok
+        k = t.kind
+        if k == "<STRING_LITERAL>":
+            return _Const(self.string_literal())
+        if k == "<DECIMAL_LITERAL>":
+            self.take()
+            return _Const(_decimal(t.image))
+        if k == "<FLOATING_POINT_LITERAL>":
+            self.take()
+            return _Const(_floating(t.image))
+        if k in ("TRUE", "FALSE", "NULL"):
+            self.take()
+            return _BoolConst({"TRUE": True, "FALSE": False, "NULL": None}[k])
+        if k == "<ID>":
+            self.take()
+            return _Prop(t.image)
+        if k == "(":
+            self.take()
+            e = self.or_expr()
+            self.expect(")")
+            return e
+        raise self.fail(['"+"', '"-"', '"NOT"', "<STRING_LITERAL>", "<DECIMAL_LITERAL>",
+                         "<FLOATING_POINT_LITERAL>", '"TRUE"', '"FALSE"', '"NULL"', "<ID>", '"("'])
+
+
+def _decimal(image: str) -> Value:
+    """``ConstantExpression.createFromDecimal``."""
+    text = image[:-1] if image[-1:] in "lL" else image
+    v = int(text)
+    if v > _LONG_MAX:
+        raise SelectorError(_NUMBER_EXC, f'For input string: "{text}"')
+    return JInt(v) if _INT_MIN <= v <= _INT_MAX else JLong(v)
+
+
+def _floating(image: str) -> Value:
+    """``ConstantExpression.createFloat``: Java refuses values below ``Double.MIN_VALUE``
+    (including 0.0)."""
+    v = float(image)
+    if math.isinf(v):
+        raise SelectorError(_RUNTIME_EXC, f"{image} is greater than 1.7976931348623157E308")
+    if v < _DOUBLE_MIN:
+        raise SelectorError(_RUNTIME_EXC, f"{image} is less than 4.9E-324")
+    return v
+
+
+# ---------------------------------------------------------------------------------- selector
+
+
+@dataclass(frozen=True, slots=True)
+class Selector:
+    """A compiled SQL92 selector."""
+
+    text: str
+    _root: _Expr
+
+    def evaluate(self, properties: Props) -> bool | None:
+        """The expression's value for a message's properties: True, False or None (unknown);
+        raises ValueError when Java's evaluation would throw."""
+        try:
+            v = self._root.evaluate(properties)
+        except _EvalError as exc:
+            raise ValueError(str(exc)) from None
+        return v if isinstance(v, bool) or v is None else False
+
+    def matches(self, properties: Props) -> bool:
+        """``isMatchedByCommitLog``: only a TRUE result matches; an evaluation error does not."""
+        try:
+            return self._root.evaluate(properties) is True
+        except _EvalError:
+            return False
+
+    def __str__(self) -> str:
+        return str(self._root)
+
+
+@lru_cache(maxsize=256)
+def compile_selector(text: str) -> Selector:
+    """``SelectorParser.parse``; raises :class:`SelectorError` (cached both ways, as Java's
+    ``PARSE_CACHE``)."""
+    try:
+        return Selector(text, _Parser(text).selector())
+    except RecursionError:
+        raise SelectorError(_PARSE_EXC, "the expression nests too deeply") from None
