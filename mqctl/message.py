@@ -16,6 +16,7 @@ from .runner import run, settings
 
 if TYPE_CHECKING:
     from wire.admin.message import ConsumeResult, MessageView, SendResult
+    from wire.admin.transaction import TransactionResult
 
     from .output import Output
 
@@ -87,6 +88,19 @@ def send_rows(r: SendResult) -> list[list[str]]:
              "" if r.queue_offset is None else str(r.queue_offset)]]
 
 
+def _render_transaction(out: Output, done: TransactionResult) -> None:
+    if out.format != "table":
+        out.data(done)
+        return
+    out.table(SEND_COLUMNS, send_rows(done.send))
+    out.info(f"transaction of producer group {done.producer_group}: {done.outcome} sent")
+    for c in done.checks:
+        out.info(f"check from {c.broker_addr} (queue offset {c.tran_state_table_offset}, commit log offset "
+                 f"{c.commit_log_offset}): answered {c.answer}")
+    if done.outcome == "unknown" and not done.checks:
+        out.warn("no CHECK_TRANSACTION_STATE came while waiting: the message is still pending")
+
+
 def _details(out: Output, msgs: tuple[MessageView, ...], hex_: bool) -> None:
     for i, m in enumerate(msgs):
         if i:
@@ -132,8 +146,19 @@ def send(
     group: Annotated[str | None, typer.Option("--group", "-g", help="Producer group.")] = None,
     prop: Annotated[list[str] | None, typer.Option(
         "--property", help="KEY=VALUE user property; repeatable.")] = None,
+    transaction: Annotated[str | None, typer.Option(
+        "--transaction", help="Send a transactional (half) message and end it with commit, rollback or "
+        "unknown; after unknown, wait for the broker's CHECK_TRANSACTION_STATE and answer it with "
+        "--check-answer.")] = None,
+    check_answer: Annotated[str, typer.Option(
+        "--check-answer", help="The answer to the broker's transaction checks: commit, rollback or "
+        "unknown.")] = "commit",
+    wait: Annotated[float, typer.Option(
+        "--wait", help="After --transaction unknown, wait this many seconds for a check (the broker "
+        "checks every transactionCheckInterval, 60 s by default).")] = 120.0,
 ) -> None:
-    """Send one message (SEND_MESSAGE_V2; mqadmin sendMessage)."""
+    """Send one message (SEND_MESSAGE_V2; mqadmin sendMessage), or a transactional one
+    (TransactionMQProducer)."""
     from wire.admin import message as api
 
     from .errors import UsageError
@@ -149,6 +174,19 @@ def send(
             raise UsageError(f"--file {file}: {exc.strerror or exc}") from None
     else:
         data = sys.stdin.buffer.read() if body == "-" else (body or "").encode("utf-8")
+    outcomes = ("commit", "rollback", "unknown")
+    if transaction is not None or check_answer != "commit":
+        if transaction not in outcomes:
+            raise UsageError(f"--transaction takes one of {', '.join(outcomes)}")
+        if check_answer not in outcomes:
+            raise UsageError(f"--check-answer takes one of {', '.join(outcomes)}")
+        from wire.admin import transaction as tx
+
+        done = run(ctx, tx.message_send_transaction, topic=topic, body=data, outcome=transaction,
+                   check_answer=check_answer, wait=wait, tags=tags, keys=keys, broker=broker, queue=queue,
+                   producer_group=group, properties=_parse_props(prop))
+        _render_transaction(settings(ctx).output, done)
+        return
     result = run(ctx, api.message_send, topic=topic, body=data, tags=tags, keys=keys, broker=broker,
                  queue=queue, producer_group=group, properties=_parse_props(prop))
     out = settings(ctx).output
@@ -220,12 +258,15 @@ def consume(
     group: Annotated[str, typer.Option("--group", "-g", help="Consumer group of the pulls "
                                        "(nothing is committed).")] = "TOOLS_CONSUMER",
     hex_: Annotated[bool, typer.Option("--hex", help="Bodies in hex.")] = False,
+    sql: Annotated[str | None, typer.Option(
+        "--sql", help="Only messages this SQL92 selector matches on their properties, e.g. "
+        "\"a > 5 AND b = 'x'\" (the broker filters; it needs enablePropertyFilter=true).")] = None,
 ) -> None:
     """Print messages of a topic from given offsets with a pull loop (mqadmin printMsg/consumeMessage)."""
     from wire.admin import message as api
 
     result = run(ctx, api.message_consume, topic=topic, broker=broker, queue=queue, offset=offset,
-                 count=count, group=group)
+                 count=count, group=group, sql=sql)
     out = settings(ctx).output
     if out.format != "table":
         out.data(_as_data(result, hex_))

@@ -47,7 +47,7 @@ import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Union
+from typing import Any
 
 __all__ = [
     "SQL92",
@@ -107,7 +107,7 @@ class JLong(int):
 
 
 #: a Java value: Boolean (bool), String (str), Integer, Long, Double (float), or null (None)
-Value = Union[bool, str, JInt, JLong, float, None]
+Value = bool | str | JInt | JLong | float | None
 
 _JAVA_DOUBLE = re.compile(
     r"[+-]?(NaN|Infinity|((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)[fFdD]?)\Z")
@@ -142,9 +142,9 @@ def _double_compare(a: float, b: float) -> int:
         return 1
     if math.isnan(a) or math.isnan(b):
         return 0 if math.isnan(a) and math.isnan(b) else (1 if math.isnan(a) else -1)
-    ba = struct.unpack(">q", struct.pack(">d", a))[0]
-    bb = struct.unpack(">q", struct.pack(">d", b))[0]
-    return (ba > bb) - (ba < bb)
+    ba: int = struct.unpack(">q", struct.pack(">d", a))[0]
+    bb: int = struct.unpack(">q", struct.pack(">d", b))[0]
+    return int(ba > bb) - int(ba < bb)
 
 
 def _kind(v: object) -> str:
@@ -161,7 +161,7 @@ def _kind(v: object) -> str:
     return "Object"
 
 
-def _compare_same(lv: object, rv: object) -> int:
+def _compare_same(lv: Any, rv: Any) -> int:
     if isinstance(lv, float) and isinstance(rv, float):
         return _double_compare(lv, rv)
     if isinstance(lv, str) and isinstance(rv, str):
@@ -169,10 +169,10 @@ def _compare_same(lv: object, rv: object) -> int:
         a, b = lv.encode("utf-16-be", "surrogatepass"), rv.encode("utf-16-be", "surrogatepass")
         return (a > b) - (a < b)
     assert isinstance(lv, int) and isinstance(rv, int)
-    return (lv > rv) - (lv < rv)
+    return int(lv > rv) - int(lv < rv)
 
 
-def _compare(lv: object, rv: object) -> int:
+def _compare(lv: Any, rv: Any) -> int:
     """``ComparisonExpression.__compare`` with ``convertStringExpressions`` on (4.9.8 parses
     every selector that way)."""
     lk, rk = _kind(lv), _kind(rv)
@@ -185,31 +185,31 @@ def _compare(lv: object, rv: object) -> int:
             raise _EvalError("java.lang.ClassCastException")
         if lk == "Integer":
             if rk == "Long":
-                lv = JLong(lv)  # type: ignore[arg-type]
+                lv = JLong(lv)
             elif rk == "Double":
-                lv = float(lv)  # type: ignore[arg-type]
+                lv = float(lv)
             elif rk == "String":
-                rv = JInt(_java_int(rv, _INT_MIN, _INT_MAX))  # type: ignore[arg-type]
+                rv = JInt(_java_int(rv, _INT_MIN, _INT_MAX))
             else:
                 return -1
         elif lk == "Long":
             if rk == "Integer":
-                rv = JLong(rv)  # type: ignore[arg-type]
+                rv = JLong(rv)
             elif rk == "Double":
-                lv = float(lv)  # type: ignore[arg-type]
+                lv = float(lv)
             elif rk == "String":
-                rv = JLong(_java_int(rv, _LONG_MIN, _LONG_MAX))  # type: ignore[arg-type]
+                rv = JLong(_java_int(rv, _LONG_MIN, _LONG_MAX))
             else:
                 return -1
         elif lk == "Double":
             if rk in ("Integer", "Long"):
-                rv = float(rv)  # type: ignore[arg-type]
+                rv = float(rv)
             elif rk == "String":
-                rv = _java_double(rv)  # type: ignore[arg-type]
+                rv = _java_double(rv)
             else:
                 return -1
         elif lk == "String":
-            s: str = lv  # type: ignore[assignment]
+            s: str = lv
             if rk == "Boolean":
                 lv = s.lower() == "true"
             elif rk == "Integer":
@@ -323,7 +323,7 @@ class _Unary(_Expr):
     operand: _Expr
     symbol: str
     op: Callable[[_Expr, Props], Value]
-    boolean: bool  # type: ignore[misc]
+    boolean: bool
 
     def evaluate(self, props: Props) -> Value:
         return self.op(self.operand, props)

@@ -204,7 +204,7 @@ class TransactionService:
         values = {MessageConst.PROPERTY_TAGS: REMOVE_TAG, MessageConst.PROPERTY_WAIT_STORE_MSG_OK: "true"}
         # Message(topic, tags, body) puts TAGS then WAIT; the UNIQ_KEY Java sets afterwards goes
         # into the map only, after the string was written
-        text = java_properties_text((MessageConst.PROPERTY_TAGS, MessageConst.PROPERTY_WAIT_STORE_MSG_OK), values)
+        text = java_properties_text(tuple(values), values)
         op = MessageToStore(C.RMQ_SYS_TRANS_OP_HALF_TOPIC, half.queue_id, str(half.queue_offset).encode(),
                             _now_ms(), self._host(), 0, text, 0, wait_store_msg_ok=False)
         result = await self._put(op)
@@ -478,8 +478,8 @@ class TransactionService:
         try:
             channel.oneway(cmd)
         except Exception as exc:
-            log.error("Check transaction failed because invoke producer exception. group=%s, msgId=%s, error=%s",
-                      group, offset_id, exc)
+            log.error("Check transaction failed because invoke producer exception. group=%s, msgId=%s, "
+                      "error=%s", group, offset_id, exc)
 
 
 def _calculate_op_offset(done: list[int], old: int) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 
 from . import _codec
@@ -73,7 +74,8 @@ class Reads(Room):
         return buffer_total + size > max_bytes or count > cfg.max_transfer_count_in_memory - 1
 
     def get_messages(self, topic: str, queue_id: int, offset: int, max_nums: int,
-                     tags_codes: AbstractSet[int] | None, max_bytes: int) -> GetResult:
+                     tags_codes: AbstractSet[int] | None, max_bytes: int,
+                     record_filter: Callable[[bytes], bool] | None = None) -> GetResult:
         """See :meth:`.MessageStore.get_messages`."""
         begin = time.monotonic()
         status = GetStatus.NO_MESSAGE_IN_QUEUE
@@ -134,6 +136,11 @@ class Reads(Room):
                             if total == 0:
                                 status = GetStatus.MESSAGE_WAS_REMOVING
                             next_file_start = self.commitlog.roll_next_file(py)
+                            i += 1
+                            continue
+                        if record_filter is not None and not record_filter(data):
+                            if total == 0:
+                                status = GetStatus.NO_MATCHED_MESSAGE
                             i += 1
                             continue
                         messages.append(data)

@@ -450,6 +450,30 @@ def test_message_send_body_sources(invoke, patch_op, tmp_path, main):
     assert main("message", "send", "-t", "T", "-p", "x", "-q", "1")[0] == 2
 
 
+def test_message_send_transaction(invoke, patch_op, main):
+    from wire.admin.transaction import CheckAnswered, TransactionResult
+
+    sent = SendResult("SEND_OK", "U1", "O1", "T", "broker-a", "a:1", 0, 4)
+    rec = patch_op("transaction", "message_send_transaction", TransactionResult(
+        sent, "PG", "unknown", (CheckAnswered("a:1", 5, 900, "O2", "rollback"),)))
+    r = invoke("message", "send", "-t", "T", "-p", "x", "-g", "PG", "--transaction", "unknown",
+               "--check-answer", "rollback", "--wait", "5")
+    assert rec.kwargs == {"topic": "T", "body": b"x", "outcome": "unknown", "check_answer": "rollback", "wait": 5.0,
+                          "tags": None, "keys": None, "broker": None, "queue": None, "producer_group": "PG",
+                          "properties": {}}
+    assert "answered rollback" in r.stderr and r.stdout.splitlines()[1].split()[2] == "SEND_OK"
+    doc = json.loads(invoke("-o", "json", "message", "send", "-t", "T", "-p", "x", "--transaction", "commit").stdout)
+    assert doc["outcome"] == "unknown" and doc["checks"][0]["answer"] == "rollback"
+    assert main("message", "send", "-t", "T", "-p", "x", "--transaction", "maybe")[0] == 2
+    assert main("message", "send", "-t", "T", "-p", "x", "--check-answer", "rollback")[0] == 2
+
+
+def test_message_consume_sql(invoke, patch_op):
+    rec = patch_op("message", "message_consume", ConsumeResult("T", (), ()))
+    invoke("message", "consume", "-t", "T", "--sql", "a > 5 AND b = 'x'")
+    assert rec.kwargs["sql"] == "a > 5 AND b = 'x'"
+
+
 def test_message_query_modes(invoke, patch_op, main):
     by_id = patch_op("message", "message_by_id", (_msg(),))
     r = invoke("message", "query", "--id", "7F00000100002A9F0000000000008870")
@@ -478,7 +502,8 @@ def test_message_consume(invoke, patch_op):
                            (QueueRead("broker-a", 3, 0, 2, 0, 2),))
     rec = patch_op("message", "message_consume", result)
     r = invoke("message", "consume", "-t", "T", "-b", "broker-a", "-q", "3", "-o", "0", "-n", "2", "-g", "G")
-    assert rec.kwargs == {"topic": "T", "broker": "broker-a", "queue": 3, "offset": 0, "count": 2, "group": "G"}
+    assert rec.kwargs == {"topic": "T", "broker": "broker-a", "queue": 3, "offset": 0, "count": 2, "group": "G",
+                          "sql": None}
     rows = [line.split() for line in r.stdout.splitlines()[1:]]
     assert rows[0][-3:] == ["query", "me", "please"] and rows[1][-1] == "01"
     assert "2 message(s) from 1 queue(s)" in r.stderr

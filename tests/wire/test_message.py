@@ -484,9 +484,32 @@ def test_compression_round_trip_and_errors() -> None:
         decompress_body(packed, 0x301, max_size=100)
     assert decompress_body(packed, 0x301, max_size=len(body)) == body
     with pytest.raises(DecodeError):
-        decompress_body(packed, 0x201)  # ZSTD
-    with pytest.raises(EncodeError):
-        compress_body(body, compression=CompressionType.LZ4)
+        decompress_body(packed, 0x201)  # a zlib stream is not a zstd frame
+    with pytest.raises(DecodeError, match="type 5"):
+        decompress_body(packed, 0x501)
+
+
+@pytest.mark.parametrize(("kind", "bits", "magic"), [(CompressionType.LZ4, 0x101, "04224d18"),
+                                                      (CompressionType.ZSTD, 0x201, "28b52ffd")])
+def test_lz4_and_zstd_bodies(kind: CompressionType, bits: int, magic: str) -> None:
+    """The 5.x compression types: LZ4 and zstd frames, as lz4-java and zstd-jni write them."""
+    body = b"the 5.x producers compress with LZ4 or ZSTD " * 200
+    packed, got_bits = compress_body(body, compression=kind)
+    assert got_bits == bits and packed[:4].hex() == magic
+    assert decompress_body(packed, bits) == body
+    assert decompress_body(packed, bits, max_size=len(body)) == body
+    with pytest.raises(DecodeError, match="inflates past"):
+        decompress_body(packed, bits, max_size=100)
+    with pytest.raises(DecodeError):
+        decompress_body(packed[: len(packed) // 2], bits, offset=7)
+    with pytest.raises(DecodeError):
+        decompress_body(b"\x00" * 20, bits)
+    if kind is CompressionType.ZSTD:
+        # zstd-jni's stream writes frames without a content size
+        import zstandard
+
+        streamed = zstandard.ZstdCompressor(write_content_size=False).compress(body)
+        assert decompress_body(streamed, bits) == body
 
 
 # ====================================================================== ids

@@ -297,14 +297,16 @@ async def message_by_unique_key(client: AdminClient, topic: str, key: str, *, ma
 
 
 async def _pull(client: AdminClient, addr: str, topic: str, queue_id: int, offset: int, n: int,
-                group: str, broker_name: str) -> tuple[int, list[MessageView], int, int]:
-    """One PULL_MESSAGE: ``(response code, messages, next offset, max offset)``."""
+                group: str, broker_name: str,
+                sql: str | None = None) -> tuple[int, list[MessageView], int, int]:
+    """One PULL_MESSAGE: ``(response code, messages, next offset, max offset)``; with ``sql`` the
+    subscription is that SQL92 selector, else ``*``."""
     from ..headers import PullMessageRequestHeader, PullMessageResponseHeader
 
     ext = PullMessageRequestHeader(consumer_group=group, topic=topic, queue_id=queue_id, queue_offset=offset,
                                    max_msg_nums=n, sys_flag=PULL_FLAG_SUBSCRIPTION, commit_offset=0,
-                                   suspend_timeout_millis=0, subscription="*", sub_version=0,
-                                   expression_type="TAG")
+                                   suspend_timeout_millis=0, subscription="*" if sql is None else sql,
+                                   sub_version=0, expression_type="TAG" if sql is None else "SQL92")
     resp = await client.call(addr, RequestCode.PULL_MESSAGE, ext, ok=(
         ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY,
         ResponseCode.PULL_OFFSET_MOVED))
@@ -357,12 +359,25 @@ class ConsumeResult:
 
 async def message_consume(client: AdminClient, topic: str, *, broker: str | None = None,
                           queue: int | None = None, offset: int | None = None, count: int = 32,
-                          group: str = TOOLS_CONSUMER) -> ConsumeResult:
+                          group: str = TOOLS_CONSUMER, sql: str | None = None) -> ConsumeResult:
     """Read up to ``count`` messages of a topic, queue after queue (by broker name and queue id),
     each from ``offset`` or from its min offset, with a PULL_MESSAGE loop up to its max offset
-    (mqadmin printMsg / consumeMessage). Nothing is committed: the offsets of ``group`` stay."""
+    (mqadmin printMsg / consumeMessage). Nothing is committed: the offsets of ``group`` stay.
+
+    With ``sql``, only messages the SQL92 selector matches are read: the selector is compiled
+    here first (:mod:`wire.sql92`; a bad one is a :class:`BadRequest` with Java's message), each
+    broker is asked CHECK_CLIENT_CONFIG (46) as a Java consumer asks before it starts (a broker
+    without ``enablePropertyFilter`` refuses, and its answer is the error), and the pulls carry the
+    selector with expressionType SQL92; the broker filters on the messages' properties."""
     if count <= 0:
         raise BadRequest("count must be positive")
+    if sql is not None:
+        from ..sql92 import SelectorError, compile_selector
+
+        try:
+            compile_selector(sql)
+        except SelectorError as exc:
+            raise BadRequest(f"--sql does not compile: {exc.java_message}") from None
     r = await route(client, topic)
     masters = _masters(r)
     queues = sorted((qd.broker_name or "", q) for qd in r.queue_datas if (qd.broker_name or "") in masters
@@ -391,6 +406,13 @@ async def message_consume(client: AdminClient, topic: str, *, broker: str | None
         return (GetMinOffsetResponseHeader.from_ext(lo.ext_fields).offset,
                 GetMaxOffsetResponseHeader.from_ext(hi.ext_fields).offset)
 
+    if sql is not None:
+        from ..bodies import CheckClientRequestBody, SubscriptionData
+
+        check = CheckClientRequestBody(client_id="mqctl", group=group, subscription_data=SubscriptionData(
+            topic=topic, sub_string=sql, sub_version=int(time.time() * 1000), expression_type="SQL92"))
+        for bname in sorted({b for b, _ in queues}):
+            await client.call(masters[bname], RequestCode.CHECK_CLIENT_CONFIG, None, check.encode())
     ranges = await gather_map(queues, bounds)
     for res in ranges:
         if isinstance(res, Exception):
@@ -403,10 +425,14 @@ async def message_consume(client: AdminClient, topic: str, *, broker: str | None
         moved = False
         while pos < hi and len(messages) < count:
             code, msgs, nxt, mx = await _pull(client, masters[bname], topic, qid, pos,
-                                              min(32, count - len(messages)), group, bname)
+                                              min(32, count - len(messages)), group, bname, sql)
             hi = max(hi, mx) if code == 0 else hi
             if code == ResponseCode.PULL_OFFSET_MOVED and not moved and nxt != pos:
                 moved, pos = True, nxt
+                continue
+            if code == ResponseCode.PULL_RETRY_IMMEDIATELY and nxt > pos:
+                # nothing in this stretch matched the selector (NO_MATCHED_MESSAGE): go on after it
+                pos = nxt
                 continue
             if code != ResponseCode.SUCCESS or not msgs:
                 break

@@ -26,6 +26,7 @@ import socket
 import time
 from dataclasses import dataclass, field, replace
 
+from ..aio import RemotingConnection
 from ..bodies import HeartbeatData, ProducerData
 from ..codes import RequestCode
 from ..message import MessageConst, MessageSysFlag, decode_offset_msg_id, decode_stored_message
@@ -100,7 +101,7 @@ async def message_send_transaction(
     heartbeat = HeartbeatData(client_id=_client_id(), producer_data_set=(ProducerData(group_name=group),))
 
     def on_request(addr: str):  # type: ignore[no-untyped-def]
-        def handle(conn: object, req: RemotingCommand) -> None:
+        def handle(conn: RemotingConnection, req: RemotingCommand) -> None:
             if req.code != RequestCode.CHECK_TRANSACTION_STATE:
                 return None
             from ..headers import CheckTransactionStateRequestHeader, EndTransactionRequestHeader
@@ -117,7 +118,7 @@ async def message_send_transaction(
                 producer_group=group, tran_state_table_offset=h.tran_state_table_offset,
                 commit_log_offset=h.commit_log_offset, commit_or_rollback=OUTCOMES[check_answer],
                 from_transaction_check=True, msg_id=uniq or h.msg_id or "", transaction_id=h.transaction_id)
-            getattr(conn, "oneway")(_oneway(client.command(RequestCode.END_TRANSACTION, end)))
+            conn.oneway(_oneway(client.command(RequestCode.END_TRANSACTION, end)))
             checks.append(CheckAnswered(addr, h.tran_state_table_offset, h.commit_log_offset,
                                         h.offset_msg_id, check_answer))
             if check_answer != "unknown":

@@ -25,6 +25,7 @@ from ..codes import RequestCode
 from ._base import JsonBody, body_props
 from .acl import AclConfig, PlainAccessConfig
 from .client import (
+    CheckClientRequestBody,
     Connection,
     ConsumeFromWhere,
     ConsumerConnection,
@@ -131,6 +132,7 @@ __all__ = [
     "HAClientRuntimeInfo",
     "HAConnectionRuntimeInfo",
     "HARuntimeInfo",
+    "CheckClientRequestBody",
     "HeartbeatData",
     "InSyncMember",
     "InSyncStateData",
@@ -197,6 +199,7 @@ R = RequestCode
 REQUEST_BODIES: dict[int, type[Any]] = {
     R.UPDATE_BROKER_CONFIG: PropertiesBody,
     R.HEART_BEAT: HeartbeatData,
+    R.CHECK_CLIENT_CONFIG: CheckClientRequestBody,
     R.LOCK_BATCH_MQ: LockBatchRequestBody,
     R.UNLOCK_BATCH_MQ: UnlockBatchRequestBody,
     R.REGISTER_BROKER: RegisterBrokerBody,

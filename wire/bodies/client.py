@@ -27,6 +27,7 @@ from ._base import BOOL, DOUBLE, INT, LONG, STR, STR_KEY, STR_LIST, EnumName, Js
 from .common import MESSAGE_QUEUE_KEY, MessageQueue
 
 __all__ = [
+    "CheckClientRequestBody",
     "Connection",
     "ConsumeFromWhere",
     "ConsumeStats",
@@ -132,6 +133,16 @@ class HeartbeatData(JsonBody):
     consumer_data_set: tuple[ConsumerData, ...] = prop("consumerDataSet", Seq(Obj(ConsumerData)), ())
     heartbeat_fingerprint: int | None = prop("heartbeatFingerprint", INT)
     without_sub: bool | None = prop("withoutSub", BOOL)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckClientRequestBody(JsonBody):
+    """``CheckClientRequestBody``, the CHECK_CLIENT_CONFIG (46) body: may this broker filter the
+    subscription (a consumer asks before it starts with a SQL92 selector)?"""
+
+    client_id: str | None = prop("clientId", STR)
+    group: str | None = prop("group", STR)
+    subscription_data: SubscriptionData | None = prop("subscriptionData", Obj(SubscriptionData))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

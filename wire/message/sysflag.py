@@ -9,8 +9,10 @@ field, means ZLIB).
 
 ZLIB bodies are ``java.util.zip`` Deflater/Inflater streams, that is zlib-wrapped deflate
 (``ZlibCompressor``); producers compress at level 5 once a body reaches
-``compressMsgBodyOverHowmuch`` (4096 bytes). LZ4 and ZSTD use the LZ4 and zstd frame formats; this
-package does not carry those codecs and reports such bodies as undecodable.
+``compressMsgBodyOverHowmuch`` (4096 bytes). LZ4 bodies are LZ4 frames (``Lz4Compressor`` writes
+with lz4-java's ``LZ4FrameOutputStream``) and ZSTD bodies zstd frames (``ZstdCompressor``,
+zstd-jni's ``ZstdOutputStream``), decoded here with PyPI ``lz4`` and ``zstandard``. Brokers store
+and serve a compressed body unchanged; only readers inflate it.
 
 The store's body CRC is ``UtilAll.crc32``: the CRC-32 of ``java.util.zip.CRC32`` with the top bit
 cleared.
@@ -116,15 +118,31 @@ def body_crc(body: bytes | bytearray | memoryview) -> int:
     return zlib.crc32(body) & 0x7FFFFFFF
 
 
+_TYPE_BITS = {
+    CompressionType.ZLIB: MessageSysFlag.COMPRESSION_ZLIB_TYPE,
+    CompressionType.LZ4: MessageSysFlag.COMPRESSION_LZ4_TYPE,
+    CompressionType.ZSTD: MessageSysFlag.COMPRESSION_ZSTD_TYPE,
+}
+
+
 def compress_body(body: bytes, level: int = 5,
                   compression: CompressionType = CompressionType.ZLIB) -> tuple[bytes, int]:
     """Compress a body as the Java producer does; returns the bytes and the sysFlag bits to OR in
-    (``COMPRESSED_FLAG`` plus the type bits, 0x301 for ZLIB)."""
-    if compression is not CompressionType.ZLIB:
-        raise EncodeError(f"compression {compression.name} is not available here; use ZLIB",
-                          field="sysFlag")
-    return (zlib.compress(bytes(body), level),
-            MessageSysFlag.COMPRESSED_FLAG | MessageSysFlag.COMPRESSION_ZLIB_TYPE)
+    (``COMPRESSED_FLAG`` plus the type bits: 0x301 for ZLIB, 0x101 LZ4, 0x201 ZSTD)."""
+    data = bytes(body)
+    if compression is CompressionType.ZLIB:
+        packed = zlib.compress(data, level)
+    elif compression is CompressionType.LZ4:
+        import lz4.frame
+
+        packed = lz4.frame.compress(data)
+    elif compression is CompressionType.ZSTD:
+        import zstandard
+
+        packed = zstandard.ZstdCompressor(level=level).compress(data)
+    else:  # pragma: no cover - the enum has no other member
+        raise EncodeError(f"unknown compression {compression!r}", field="sysFlag")
+    return packed, MessageSysFlag.COMPRESSED_FLAG | _TYPE_BITS[compression]
 
 
 def decompress_body(body: bytes | bytearray | memoryview, sys_flag: int, *,
@@ -135,15 +153,19 @@ def decompress_body(body: bytes | bytearray | memoryview, sys_flag: int, *,
     bits 8–10. A ZLIB stream that is corrupt, truncated, or inflates past ``max_size`` raises
     :class:`wire.DecodeError` (``offset`` is where the body starts, for the error). Bytes after
     the end of the stream are ignored, as ``InflaterInputStream`` ignores them. LZ4 and ZSTD
-    bodies raise :class:`wire.DecodeError` too (no codec here).
+    frames are decoded the same way (corrupt, truncated or too large: :class:`wire.DecodeError`);
+    an undefined compression type (4–7) is a :class:`wire.DecodeError` naming it.
     """
     if not sys_flag & MessageSysFlag.COMPRESSED_FLAG:
         return bytes(body)
     kind = compression_type(sys_flag)
+    if kind is CompressionType.LZ4:
+        return _lz4_decompress(body, max_size, offset)
+    if kind is CompressionType.ZSTD:
+        return _zstd_decompress(body, max_size, offset)
     if kind is not CompressionType.ZLIB:
-        name = kind.name if isinstance(kind, CompressionType) else str(kind)
-        raise DecodeError(f"body compression {name} is not supported", offset=offset, field="body",
-                          expected="ZLIB", found=name)
+        raise DecodeError(f"body compression type {kind} is not defined", offset=offset, field="sysFlag",
+                          expected="1 LZ4, 2 ZSTD or 3 ZLIB", found=str(kind))
     d = zlib.decompressobj()
     try:
         out = d.decompress(bytes(body), max_size or 0)
@@ -157,4 +179,45 @@ def decompress_body(body: bytes | bytearray | memoryview, sys_flag: int, *,
         # mirrors InflaterInputStream: "Unexpected end of ZLIB input stream"
         raise DecodeError("compressed body ends before its zlib stream does", offset=offset + len(body),
                           field="body", expected="the end of the zlib stream", found=len(body))
+    return out
+
+
+def _too_large(max_size: int, offset: int) -> DecodeError:
+    return DecodeError(f"compressed body inflates past {max_size} bytes", offset=offset, field="body",
+                       expected=f"<= {max_size}", found="more")
+
+
+def _lz4_decompress(body: bytes | bytearray | memoryview, max_size: int | None, offset: int) -> bytes:
+    """An LZ4 frame (``LZ4FrameInputStream``)."""
+    import lz4.frame
+
+    d = lz4.frame.LZ4FrameDecompressor()
+    try:
+        out = d.decompress(bytes(body), max_length=-1 if max_size is None else max_size + 1)
+    except RuntimeError as exc:
+        raise DecodeError(f"LZ4 body does not decode: {exc}", offset=offset, field="body",
+                          expected="an LZ4 frame", found=bytes(body[:4]).hex()) from None
+    if max_size is not None and len(out) > max_size:
+        raise _too_large(max_size, offset)
+    if not d.eof:
+        raise DecodeError("compressed body ends before its LZ4 frame does", offset=offset + len(body),
+                          field="body", expected="the end of the LZ4 frame", found=len(body))
+    return bytes(out)
+
+
+def _zstd_decompress(body: bytes | bytearray | memoryview, max_size: int | None, offset: int) -> bytes:
+    """A zstd frame (``ZstdInputStream``); the frame need not declare its content size."""
+    import zstandard
+
+    d = zstandard.ZstdDecompressor().decompressobj()
+    try:
+        out = d.decompress(bytes(body))
+    except zstandard.ZstdError as exc:
+        raise DecodeError(f"ZSTD body does not decode: {exc}", offset=offset, field="body",
+                          expected="a zstd frame", found=bytes(body[:4]).hex()) from None
+    if max_size is not None and len(out) > max_size:
+        raise _too_large(max_size, offset)
+    if not d.eof:
+        raise DecodeError("compressed body ends before its zstd frame does", offset=offset + len(body),
+                          field="body", expected="the end of the zstd frame", found=len(body))
     return out

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from wire import RemotingCommand, ResponseCode
 from wire.aio import HandlerResult, RemotingConnection
 from wire.bodies import (
+    CheckClientRequestBody,
     GetConsumerListByGroupResponseBody,
     HeartbeatData,
     LockBatchRequestBody,
@@ -29,6 +30,7 @@ from wire.headers import GetConsumerListByGroupRequestHeader, UnregisterClientRe
 from ...bodies import BodyDecoders, request_body
 from .. import constants as C
 from ..clients import ClientChannelInfo
+from ..filters import compile_failure, is_tag_type
 from .common import BrokerHandler, peer_addr
 
 if TYPE_CHECKING:
@@ -126,13 +128,38 @@ def unlock_batch_mq(broker: Broker, conn: RemotingConnection, req: RemotingComma
     return req.response(ResponseCode.SUCCESS)
 
 
+def _check_client_body(req: RemotingCommand) -> CheckClientRequestBody:
+    return CheckClientRequestBody.decode(req.body or b"")
+
+
+def check_client_config(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    """CHECK_CLIENT_CONFIG (46), ``ClientManageProcessor.checkClientConfig``: a TAG subscription
+    passes; any other needs ``enablePropertyFilter`` and an expression that compiles, else
+    SUBSCRIPTION_PARSE_FAILED with the compiler's message as the remark (:mod:`..filters`)."""
+    if not req.body:
+        return req.response(ResponseCode.SUCCESS)
+    sub = request_body(conn, req, _check_client_body).subscription_data
+    if sub is not None:
+        if is_tag_type(sub.expression_type):
+            return req.response(ResponseCode.SUCCESS)
+        if not broker.property_filter_enable:
+            return req.response(
+                ResponseCode.SYSTEM_ERROR,
+                f"The broker does not support consumer to filter message by {sub.expression_type}")
+        failure = compile_failure(sub.expression_type, sub.sub_string)
+        if failure is not None:
+            return req.response(ResponseCode.SUBSCRIPTION_PARSE_FAILED, failure or None)
+    return req.response(ResponseCode.SUCCESS)
+
+
 HANDLERS: dict[int, BrokerHandler] = {
     34: heart_beat,
     35: unregister_client,
     38: get_consumer_list_by_group,
     41: lock_batch_mq,
     42: unlock_batch_mq,
+    46: check_client_config,
 }
 
 #: request code -> the decoding of its body (run off the event loop for a large body)
-BODIES: BodyDecoders = {34: heartbeat_body, 41: _lock_body, 42: _unlock_body}
+BODIES: BodyDecoders = {34: heartbeat_body, 41: _lock_body, 42: _unlock_body, 46: _check_client_body}

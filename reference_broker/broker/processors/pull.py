@@ -29,9 +29,11 @@ from wire.aio import HandlerResult, RemotingConnection
 from wire.bodies import MessageModel, SubscriptionData
 from wire.headers import PullMessageRequestHeader
 from wire.message import MessageConst, java_string_hash
+from wire.sql92 import Selector
 
 from ...store import GetStatus, MessageToStore, PutResult
 from .. import constants as C
+from ..filters import record_filter, selector_of
 from ..props import java_properties_text
 from .common import BrokerHandler, SlowPath, fast_int, fast_long, peer_addr
 
@@ -198,6 +200,7 @@ def process_pull(
             f"[{tc.read_queue_nums}] consumer:[/{peer_addr(conn)}]",
         )
     codes: frozenset[int] | None
+    selector: Selector | None = None
     if sys_flag & _SUBSCRIPTION:
         expression_type = h.expression_type
         if _is_tag_type(expression_type):
@@ -208,6 +211,9 @@ def process_pull(
             )
         else:
             codes = None
+            # an expression that does not compile leaves Java's filter data null (its assert is
+            # off in a running broker), and a filter without data matches every message
+            selector = selector_of(expression_type, h.subscription)
     else:
         cgi = broker.consumers.get(group)
         if cgi is None:
@@ -228,7 +234,17 @@ def process_pull(
                 ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest"
             )
         expression_type = sub.expression_type
-        codes = _codes_of(sub)
+        if _is_tag_type(expression_type):
+            codes = _codes_of(sub)
+        else:
+            # ConsumerFilterManager.get: the filter the heartbeat registered
+            codes = None
+            selector = selector_of(expression_type, sub.sub_string)
+            if selector is None:
+                return req.response(
+                    ResponseCode.FILTER_DATA_NOT_EXIST,
+                    "The broker's consumer filter data is not exist!Your expression may be wrong!",
+                )
     if not _is_tag_type(expression_type) and not broker.property_filter_enable:
         return req.response(
             ResponseCode.SYSTEM_ERROR,
@@ -236,7 +252,8 @@ def process_pull(
         )
 
     store = broker.store
-    r = store.get_messages(group, topic, qid, h.queue_offset, h.max_msg_nums, codes)
+    r = store.get_messages(group, topic, qid, h.queue_offset, h.max_msg_nums, codes,
+                           record_filter=None if selector is None else record_filter(selector))
     status = r.status
     if broker.slave_read_enable:
         suggest = sgc.which_broker_when_consume_slowly if r.suggest_pull_from_slave else sgc.broker_id

@@ -1,0 +1,119 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Transactional messages on the reference broker (4.9.x semantics), driven through the library's
+transactional producer (wire.admin.transaction) and raw requests: commit, rollback and
+unknown-then-check, the op records, the discard after transactionCheckMax checks, the checks
+named in END_TRANSACTION, and the system topics appearing as on a Java broker."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from reference_broker.broker import Broker
+from tests.broker.helpers import client, run, running_cluster, send_request
+from wire import RemotingCommand, ResponseCode
+from wire.admin.client import AdminClient
+from wire.admin.message import message_consume
+from wire.admin.transaction import message_send_transaction
+from wire.headers import EndTransactionRequestHeader
+from wire.message import decode_messages, decode_offset_msg_id
+
+FAST = {"transactionCheckInterval": "200", "transactionTimeOut": "100"}
+
+
+async def _wait_for(cond, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        assert loop.time() < end, "condition not reached"
+        await asyncio.sleep(0.02)
+
+
+def _queue(b: Broker, topic: str) -> list[tuple[int, bytes, dict[str, str]]]:
+    out = []
+    for q in b.store.queue_ids(topic):
+        r = b.store.get_messages("t", topic, q, 0, 64)
+        out += [(m.queue_offset, m.body, dict(m.properties)) for m in decode_messages(b"".join(r.messages))]
+    return out
+
+
+def test_commit_rollback_and_unknown_then_check(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_cluster(tmp_path, **FAST) as (ns, b):
+            async with AdminClient([ns.address]) as c:
+                results = {}
+                for outcome, answer in (("commit", "commit"), ("rollback", "commit"), ("unknown", "commit"),
+                                        ("unknown", "rollback")):
+                    r = await message_send_transaction(c, "TxTopic", f"{outcome}/{answer}".encode(),
+                                                       outcome=outcome, check_answer=answer, wait=20)
+                    assert r.send.status == "SEND_OK"
+                    results[(outcome, answer)] = r
+                assert [len(r.checks) for r in results.values()] == [0, 0, 1, 1]
+                assert results[("unknown", "rollback")].final == "rollback"
+                await _wait_for(lambda: len(_queue(b, "RMQ_SYS_TRANS_OP_HALF_TOPIC")) == 4)
+                got = await message_consume(c, "TxTopic")
+                assert sorted(m.body for m in got.messages) == [b"commit/commit", b"unknown/commit"]
+                committed = next(m for m in got.messages if m.body == b"commit/commit")
+                # the committed message keeps what Java's endMessageTransaction keeps
+                assert committed.properties["TRAN_MSG"] == "true"
+                assert committed.properties["PGROUP"] == results[("commit", "commit")].producer_group
+                assert committed.sys_flag & 0xC == 0x8
+            # the half topic exists (first check pass) and is registered; the op topic is not a topic
+            assert b.topics.select("RMQ_SYS_TRANS_HALF_TOPIC") is not None
+            assert b.topics.select("RMQ_SYS_TRANS_OP_HALF_TOPIC") is None
+            ops = _queue(b, "RMQ_SYS_TRANS_OP_HALF_TOPIC")
+            assert all(p["TAGS"] == "d" for _, _, p in ops)
+
+    run(main(), 90)
+
+
+def test_discard_after_check_max(tmp_path: Path) -> None:
+    """A producer that never answers: checked transactionCheckMax times, then discarded to
+    TRANS_CHECK_MAX_TIME_TOPIC, never delivered."""
+
+    async def main() -> None:
+        async with running_cluster(tmp_path, transactionCheckMax="2", **FAST) as (ns, b):
+            async with AdminClient([ns.address]) as c:
+                r = await message_send_transaction(c, "TxTopic", b"never", outcome="unknown",
+                                                   check_answer="unknown", wait=3)
+                assert len(r.checks) >= 2
+                await _wait_for(lambda: b.topics.select("TRANS_CHECK_MAX_TIME_TOPIC") is not None)
+                discarded = _queue(b, "TRANS_CHECK_MAX_TIME_TOPIC")
+                assert [body for _, body, _ in discarded] == [b"never"]
+                assert discarded[0][2]["TRANSACTION_CHECK_TIMES"] == "2"
+                assert b.store.max_offset("TxTopic", r.send.queue_id) == 0
+
+    run(main(), 90)
+
+
+def test_end_transaction_checks_and_slave(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_cluster(tmp_path) as (ns, b):
+            conn = await client(b)
+            sent = await conn.request(send_request("TxTopic", b"half", extra_props={"TRAN_MSG": "true",
+                                                                                     "PGROUP": "PG"},
+                                                   sys_flag=0x4))
+            assert sent.code == ResponseCode.SUCCESS
+            offset = decode_offset_msg_id(sent.ext_fields["msgId"]).offset
+            qoff = int(sent.ext_fields["queueOffset"])
+            # the half message: in the half topic, queue 0, REAL_TOPIC/REAL_QID, no transaction bits
+            (m,) = decode_messages(b"".join(b.store.get_messages("t", "RMQ_SYS_TRANS_HALF_TOPIC", 0, 0, 1).messages))
+            assert (m.properties["REAL_TOPIC"], m.properties["REAL_QID"], m.sys_flag & 0xC) == ("TxTopic", "0", 0)
+
+            def end(**kw: object) -> RemotingCommand:
+                fields: dict = dict(producer_group="PG", tran_state_table_offset=qoff, commit_log_offset=offset,
+                                    commit_or_rollback=8, msg_id="X")
+                fields.update(kw)
+                return RemotingCommand.request(37, EndTransactionRequestHeader(**fields).to_ext())
+
+            for kw, remark in (({"producer_group": "other"}, "The producer group wrong"),
+                               ({"tran_state_table_offset": qoff + 1}, "The transaction state table offset wrong"),
+                               ({"commit_log_offset": offset + 1}, "Find prepared transaction message failed")):
+                r = await conn.request(end(**kw))
+                assert (r.code, r.remark) == (ResponseCode.SYSTEM_ERROR, remark)
+            r = await conn.request(end())
+            assert (r.code, r.remark) == (ResponseCode.SUCCESS, None)
+            assert b.store.max_offset("TxTopic", 0) == 1
+            await conn.aclose()
+
+    run(main(), 60)

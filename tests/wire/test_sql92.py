@@ -1,0 +1,85 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""wire.sql92: RocketMQ 4.9.8's SQL92 selector grammar, its checks and its evaluation semantics
+(three-valued logic on missing properties, Java's string/number conversions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from wire.sql92 import SelectorError, compile_selector
+
+CASES = [
+    # (selector, properties, Java's result: True matches, False/None do not)
+    ("a > 5 AND b = 'x'", {"a": "7", "b": "x"}, True),
+    ("a > 5 AND b = 'x'", {"a": "3", "b": "x"}, False),
+    ("a > 5", {}, None),
+    ("NOT (a > 5)", {}, None),
+    ("a > 5 OR b = 'x'", {"b": "x"}, True),
+    ("a > 5 AND b = 'x'", {"b": "x"}, None),
+    ("a IS NULL", {}, True),
+    ("a IS NULL", {"a": ""}, False),
+    ("a IS NOT NULL", {"a": "1"}, True),
+    ("a BETWEEN 1 AND 10", {"a": "10"}, True),
+    ("a NOT BETWEEN 1 AND 10", {"a": "11"}, True),
+    ("c IN ('x', 'y')", {"c": "y"}, True),
+    ("c NOT IN ('x', 'y')", {"c": "y"}, False),
+    ("c IN ('x')", {}, None),
+    ("a > 1.5", {"a": "2"}, True),
+    ("a = 2", {"a": "2"}, True),
+    ("a = '2'", {"a": "2"}, True),
+    ("a > 3000000000", {"a": "3000000001"}, True),
+    ("a = TRUE", {"a": "true"}, True),
+    ("a = FALSE", {"a": "yes"}, True),
+    ("flag", {"flag": "true"}, False),
+    ("TRUE", {}, True),
+    ("FALSE OR a = 'q'", {"a": "q"}, True),
+    ("a > -5", {"a": "-1"}, True),
+    ("a <> 3", {"a": "3"}, False),
+    ("a <> 3", {}, None),
+    ("a = 'it''s'", {"a": "it's"}, True),
+    ("A = 1 and b = 2", {"A": "1", "b": "2"}, True),
+    ("a = 1 -- a comment\n", {"a": "1"}, True),
+    ("/* c */ a = 1", {"a": "1"}, True),
+    ("a > b", {"a": "2.5", "b": "2"}, True),
+]
+
+
+@pytest.mark.parametrize(("text", "props", "want"), CASES)
+def test_evaluation(text: str, props: dict[str, str], want: bool | None) -> None:
+    s = compile_selector(text)
+    assert s.evaluate(props) is want
+    assert s.matches(props) is (want is True)
+
+
+@pytest.mark.parametrize(("text", "props"), [
+    ("a = 5 OR b = 1", {"a": "x", "b": "1"}),  # Integer.valueOf("x") throws: the whole evaluation fails
+    ("a > b", {"a": "x", "b": "1"}),
+    ("a > 5", {"a": "5.5"}),
+])
+def test_conversion_errors_do_not_match(text: str, props: dict[str, str]) -> None:
+    s = compile_selector(text)
+    assert not s.matches(props)
+    with pytest.raises(ValueError):
+        s.evaluate(props)
+
+
+@pytest.mark.parametrize(("text", "java"), [
+    ("a >", 'org.apache.rocketmq.filter.parser.ParseException: Encountered "<EOF>" at line 1, column'),
+    ("a > 'x'", "java.lang.RuntimeException: Value ''x'' cannot be compared."),
+    ("a = NULL", "java.lang.RuntimeException: 'NULL' cannot be compared."),
+    ("5", "org.apache.rocketmq.filter.parser.ParseException: Expression will not result in a boolean value: 5"),
+    ("a BETWEEN 10 AND 1", "java.lang.RuntimeException: Illegal values of between, left value(10) must less "
+                           "than or equal to right value(1)"),
+    ("a # 3", 'org.apache.rocketmq.filter.parser.TokenMgrError: Lexical error at line 1, column 3.  '
+              'Encountered: "#" (35), after : ""'),
+    ("a > 0.0", "java.lang.RuntimeException: 0.0 is less than 4.9E-324"),
+    ("1 IN ('a')", "java.lang.RuntimeException: Expected a property for In expression, got: 1"),
+    ("c IN (1, 2)", "org.apache.rocketmq.filter.parser.ParseException: Encountered"),
+    ("TRUE = 5", "java.lang.RuntimeException: 'TRUE' cannot be compared with '5'"),
+    ("a = 1 b = 2", 'org.apache.rocketmq.filter.parser.ParseException: Encountered " <ID> "b "" at line 1, '
+                    "column 7."),
+])
+def test_compile_errors(text: str, java: str) -> None:
+    with pytest.raises(SelectorError) as info:
+        compile_selector(text)
+    assert info.value.java_message.startswith(java)
