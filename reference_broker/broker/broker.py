@@ -255,7 +255,8 @@ class Broker:
         except Exception:  # registration never stops the broker (a name server may come later)
             log.exception("registerBrokerAll failed")
         period = max(10_000, min(self.config.register_period_ms, 60_000)) / 1000.0
-        self._every(REGISTER_INITIAL_DELAY_S, period, lambda: self.register_all(check_order=True),
+        self._every(REGISTER_INITIAL_DELAY_S, period,
+                    lambda: self.register_all(check_order=True, force=self.config.bool("forceRegister")),
                     "registerBrokerAll")
         self._every(10.0, self.config.int("flushConsumerOffsetInterval") / 1000.0, self._persist_offsets,
                     "persisting the consumer offsets")
@@ -362,11 +363,17 @@ class Broker:
         oneway: bool = False,
         check_order: bool = True,
         topics: TopicConfigSerializeWrapper | None = None,
+        force: bool = True,
     ) -> None:
-        """``registerBrokerAll`` / ``registerIncrementBrokerData``: register with every name server."""
+        """``registerBrokerAll`` / ``registerIncrementBrokerData``: register with every name server;
+        unless ``force``, only when a name server's QUERY_DATA_VERSION says the topic table changed
+        (``needRegister``; the periodic registration with ``forceRegister=false``)."""
+        wrapper = self.register_wrapper(topics)
+        if not force and not await self.outer.need_register(self.identity, wrapper):
+            return
         results = await self.outer.register_broker_all(
             self.identity,
-            self.register_wrapper(topics),
+            wrapper,
             oneway=oneway,
             compressed=self.config.bool("compressedRegister"),
         )

@@ -20,11 +20,14 @@ import logging
 import zlib
 from dataclasses import dataclass
 
-from wire import RemotingCommand, ResponseCode
+from wire import RemotingCommand, RequestCode, ResponseCode
 from wire.aio import ConnectionPool, RemotingConnection, RemotingIOError
+from wire.bodies import DataVersion as DataVersionBody
 from wire.bodies import KVTable, RegisterBrokerBody, TopicConfigSerializeWrapper
 from wire.errors import WireError
 from wire.headers import (
+    QueryDataVersionRequestHeader,
+    QueryDataVersionResponseHeader,
     RegisterBrokerRequestHeader,
     RegisterBrokerResponseHeader,
     UnRegisterBrokerRequestHeader,
@@ -126,6 +129,37 @@ class BrokerOuterAPI:
             return None
         log.info("register broker to name server %s OK", addr)
         return RegisterBrokerResult(addr, rh.master_addr, rh.ha_server_addr, kv)
+
+    async def need_register(self, identity: BrokerIdentity, topics: TopicConfigSerializeWrapper) -> bool:
+        """``needRegister``: QUERY_DATA_VERSION (322) to every name server with the topic table's data
+        version; True when one says it changed, answers with another version, or cannot be asked."""
+        if not self.namesrv_addrs:
+            return False
+        header = QueryDataVersionRequestHeader(
+            broker_name=identity.broker_name, broker_addr=identity.broker_addr,
+            cluster_name=identity.cluster_name, broker_id=identity.broker_id)
+        ours = topics.data_version
+        body = ours.encode() if ours is not None else b""
+        cmd = request(RequestCode.QUERY_DATA_VERSION, header, body)
+
+        async def ask(addr: str) -> bool:
+            try:
+                conn = await self._connection(addr)
+                response = await conn.request(cmd, timeout=self.timeout_ms / 1000)
+            except (RemotingIOError, OSError) as exc:
+                log.error("Query data version from name server %s Exception, %s", addr, exc)
+                return True
+            if response.code != ResponseCode.SUCCESS:
+                return False
+            try:
+                changed = QueryDataVersionResponseHeader.from_ext(response.ext_fields).changed
+                if response.body and DataVersionBody.decode(response.body) != ours:
+                    changed = True
+            except WireError:
+                return True
+            return changed is None or bool(changed)
+
+        return any(await asyncio.gather(*(ask(a) for a in self.namesrv_addrs)))
 
     async def unregister_broker_all(self, identity: BrokerIdentity) -> None:
         """UNREGISTER_BROKER to each name server in turn (``unregisterBrokerAll``)."""

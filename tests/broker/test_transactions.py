@@ -117,3 +117,28 @@ def test_end_transaction_checks_and_slave(tmp_path: Path) -> None:
             await conn.aclose()
 
     run(main(), 60)
+
+
+def test_force_register_false_asks_query_data_version(tmp_path: Path) -> None:
+    """forceRegister=false: the periodic registration asks QUERY_DATA_VERSION (322) first and
+    registers only when the name server's data version differs (BrokerOuterAPI.needRegister)."""
+
+    async def main() -> None:
+        async with running_cluster(tmp_path, forceRegister="false") as (ns, b):
+            registered: list[int] = []
+            real = b.outer.register_broker_all
+
+            async def counting(*args, **kw):  # type: ignore[no-untyped-def]
+                registered.append(1)
+                return await real(*args, **kw)
+
+            b.outer.register_broker_all = counting  # type: ignore[method-assign]
+            await b.register_all(force=False)
+            assert registered == []  # the name server has this data version
+            b.topics.data_version.next_version()
+            await b.register_all(force=False)
+            assert registered == [1]
+            await b.register_all(force=False)
+            assert registered == [1]
+
+    run(main(), 60)
