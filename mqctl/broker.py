@@ -31,7 +31,7 @@ def start(
     log_file: LogFileOpt = None,
 ) -> None:
     """Run a reference broker in the foreground until SIGINT/SIGTERM."""
-    from reference_broker.config import BrokerConfig
+    from reference_broker.config import BrokerConfig, default_broker_config_path
     from reference_broker.runtime import run_foreground, setup_logging
 
     setup_logging(log_file)
@@ -39,6 +39,10 @@ def start(
     if namesrv:
         overrides["namesrvAddr"] = namesrv
     cfg = load_server_config(BrokerConfig, config, overrides)
+    if config is None:
+        # mirrors BrokerPathConfigHelper: without -c, UPDATE_BROKER_CONFIG persists the whole
+        # configuration to ~/store/config/broker.properties
+        cfg.store_path = str(default_broker_config_path())
     host, port = listen_address(listen, cfg, advertised_key="brokerIP1")
     warning = exposure_warning(host, cfg.bool("aclEnable"))
     if warning:

@@ -27,6 +27,7 @@ from .files import string_to_file
 __all__ = [
     "BrokerConfig",
     "ConfigError",
+    "default_broker_config_path",
     "NamesrvConfig",
     "format_properties",
     "load_properties",
@@ -190,6 +191,12 @@ def parse_delay_levels(text: str) -> list[int]:
             raise ConfigError(f"messageDelayLevel: bad level {word!r} (expected a number and s/m/h/d)")
         out.append(int(word[:-1]) * _UNIT_MS[unit])
     return out
+
+
+def default_broker_config_path() -> Path:
+    """``BrokerPathConfigHelper``'s default: ``~/store/config/broker.properties`` (where a broker
+    started without ``-c`` persists its configuration; not under ``storePathRootDir``)."""
+    return Path.home() / "store" / "config" / "broker.properties"
 
 
 class BrokerConfig(_Config):
