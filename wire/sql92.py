@@ -34,9 +34,10 @@ evaluates it on each message's properties (``ExpressionMessageFilter.isMatchedBy
 
 A compile error is :class:`SelectorError`; its :attr:`~SelectorError.java_message` is what
 ``MQFilterException.getMessage()`` gives (``cause.toString()``), which the broker returns as the
-remark of CHECK_CLIENT_CONFIG: the Java exception class, then its message. For a grammar error
-javacc's message starts ``Encountered "…" at line L, column C.``; the "Was expecting" list that
-follows is ours (the same tokens in a simpler wording).
+remark of CHECK_CLIENT_CONFIG: the Java exception class, then its message, javacc's wording
+included (``Encountered "…" at line L, column C.`` and the tokens the parser could have taken
+there, in javacc's order). As in javacc's parser, tokens are read only as the parse needs them and
+nothing checks that the input ends where the expression does: ``a = 1 b = 2`` is ``a = 1``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from __future__ import annotations
 import math
 import re
 import struct
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -558,92 +559,133 @@ def _add_escapes(s: str) -> str:
     return "".join(out)
 
 
-def _tokenize(text: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    pos = 0
-    line, col = 1, 1
+#: javacc's token kinds in the order the grammar declares them (``SelectorParserConstants``): a
+#: "Was expecting" list is written in this order
+_KIND_ORDER = {k: i for i, k in enumerate((
+    _EOF, "NOT", "AND", "OR", "BETWEEN", "IN", "TRUE", "FALSE", "NULL", "IS", "<DECIMAL_LITERAL>",
+    "<FLOATING_POINT_LITERAL>", "<STRING_LITERAL>", "<ID>", "=", "<>", ">", ">=", "<", "<=", "(", ",", ")",
+    "+", "-"))}
+#: the tokens that may start a unary expression (``+`` is taken by a syntactic lookahead, which
+#: javacc leaves out of its expected lists)
+_UNARY_FIRST = ("-", "NOT", "<STRING_LITERAL>", "<DECIMAL_LITERAL>", "<FLOATING_POINT_LITERAL>", "TRUE",
+                "FALSE", "NULL", "<ID>", "(")
 
-    def advance(chunk: str) -> None:
-        nonlocal line, col
+
+class _Lexer:
+    """``SelectorParserTokenManager``: tokens are read one at a time, when the parser looks at
+    them, so text after the point where the parse ends is never read (javacc's selector has no
+    end-of-input check: ``a = 1 b`` parses as ``a = 1``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.line, self.col = 1, 1
+        # where javacc reports the end of input: the last character read ((0, 0) for none)
+        self.last = (0, 0)
+
+    def _advance(self, chunk: str) -> None:
         for ch in chunk:
+            self.last = (self.line, self.col)
             if ch == "\n" or ch == "\r":
-                line += 1
-                col = 1
+                self.line += 1
+                self.col = 1
             elif ch == "\t":
-                col += 8 - ((col - 1) % 8)
+                self.col += 8 - ((self.col - 1) % 8)
             else:
-                col += 1
+                self.col += 1
 
-    while pos < len(text):
-        m = _TOKEN_RE.match(text, pos)
-        if m is None or m.end() == pos:
-            ch = text[pos]
-            raise SelectorError(
-                _TOKEN_EXC,
-                f'Lexical error at line {line}, column {col}.  Encountered: "{_add_escapes(ch)}" '
-                f'({ord(ch)}), after : ""')
-        group = m.lastgroup
-        image = m.group(0)
-        if group in ("ws", "line", "block"):
-            advance(image)
-            pos = m.end()
-            continue
-        if group == "id":
-            upper = image.upper()
-            kind = upper if upper in _KEYWORDS else "<ID>"
-        elif group == "decimal":
-            kind = "<DECIMAL_LITERAL>"
-        elif group == "float":
-            kind = "<FLOATING_POINT_LITERAL>"
-        elif group == "string":
-            kind = "<STRING_LITERAL>"
-        else:
-            kind = image
-        tokens.append(_Token(kind, image, line, col))
-        advance(image)
-        pos = m.end()
-    tokens.append(_Token(_EOF, "", line, col))
-    return tokens
+    def next(self) -> _Token:
+        text = self.text
+        while self.pos < len(text):
+            m = _TOKEN_RE.match(text, self.pos)
+            if m is None or m.end() == self.pos:
+                ch = text[self.pos]
+                if self.pos == len(text) - 1:
+                    # javacc's token manager reads on after the bad character to see whether a
+                    # longer token could match; at the end of the input it reports that instead
+                    raise SelectorError(_TOKEN_EXC, f"Lexical error at line {self.line}, column "
+                                                    f'{self.col + 1}.  Encountered: <EOF> after : ""')
+                raise SelectorError(
+                    _TOKEN_EXC,
+                    f"Lexical error at line {self.line}, column {self.col}.  "
+                    f'Encountered: "{_add_escapes(ch)}" ({ord(ch)}), after : ""')
+            group = m.lastgroup
+            image = m.group(0)
+            line, col = self.line, self.col
+            self._advance(image)
+            self.pos = m.end()
+            if group in ("ws", "line", "block"):
+                continue
+            if group == "id":
+                upper = image.upper()
+                kind = upper if upper in _KEYWORDS else "<ID>"
+            elif group == "decimal":
+                kind = "<DECIMAL_LITERAL>"
+            elif group == "float":
+                kind = "<FLOATING_POINT_LITERAL>"
+            elif group == "string":
+                kind = "<STRING_LITERAL>"
+            else:
+                kind = image
+            return _Token(kind, image, line, col)
+        return _Token(_EOF, "", *self.last)
 
 
 # ---------------------------------------------------------------------------------- parser
 
 
 class _Parser:
-    """A recursive-descent reading of ``SelectorParser.jj`` (same productions, same order)."""
+    """A recursive-descent reading of ``SelectorParser.jj`` (same productions, same order).
+
+    Like javacc, it remembers which tokens the choices made at the current token would have
+    taken (:attr:`expected`, cleared when a token is consumed), so that a parse error lists them
+    in javacc's order."""
 
     def __init__(self, text: str) -> None:
-        self.tokens = _tokenize(text)
-        self.i = 0
+        self.lexer = _Lexer(text)
+        self.buffer: list[_Token] = []
+        self.expected: set[str] = set()
+
+    def peek(self, n: int = 0) -> _Token:
+        while len(self.buffer) <= n:
+            if self.buffer and self.buffer[-1].kind == _EOF:
+                return self.buffer[-1]
+            self.buffer.append(self.lexer.next())
+        return self.buffer[n]
 
     @property
     def tok(self) -> _Token:
-        return self.tokens[self.i]
-
-    def peek(self, n: int = 1) -> _Token:
-        return self.tokens[min(self.i + n, len(self.tokens) - 1)]
+        return self.peek()
 
     def take(self) -> _Token:
-        t = self.tokens[self.i]
-        if self.i < len(self.tokens) - 1:
-            self.i += 1
+        t = self.peek()
+        if t.kind != _EOF:
+            self.buffer.pop(0)
+        self.expected.clear()
         return t
 
-    def fail(self, expected: Sequence[str]) -> SelectorError:
+    def at(self, *kinds: str) -> str | None:
+        """The current token's kind if it is one of ``kinds`` (a choice javacc records)."""
+        self.expected.update(kinds)
+        k = self.tok.kind
+        return k if k in kinds else None
+
+    def fail(self, *more: str) -> SelectorError:
         t = self.tok
         if t.kind == _EOF:
             found = _EOF
         else:
             found = f' {t.java_image} "{_add_escapes(t.image)} "'
-        want = "\n    ".join(f"{e} ..." if e != _EOF else e for e in expected)
-        head = "Was expecting:" if len(expected) == 1 else "Was expecting one of:"
+        kinds = sorted(self.expected | set(more), key=lambda k: _KIND_ORDER.get(k, 99))
+        images = [f'"{k}"' if k in _PUNCT or k in _KEYWORDS else k for k in kinds]
+        want = "".join(f"{e} ...\n    " if e != _EOF else f"{e} \n    " for e in images)
+        head = "Was expecting:" if len(kinds) == 1 else "Was expecting one of:"
         return SelectorError(
-            _PARSE_EXC,
-            f'Encountered "{found}" at line {t.line}, column {t.column}.\n{head}\n    {want}\n    ')
+            _PARSE_EXC, f'Encountered "{found}" at line {t.line}, column {t.column}.\n{head}\n    {want}')
 
     def expect(self, kind: str) -> _Token:
         if self.tok.kind != kind:
-            raise self.fail([f'"{kind}"' if kind in _PUNCT or kind in _KEYWORDS else kind])
+            raise self.fail(kind)
         return self.take()
 
     @staticmethod
@@ -655,14 +697,12 @@ class _Parser:
         raise SelectorError(_PARSE_EXC, f"Expression will not result in a boolean value: {e}")
 
     def selector(self) -> _Expr:
-        e = self.or_expr()
-        if self.tok.kind != _EOF:
-            raise self.fail([_EOF, '"AND"', '"OR"'])
-        return self.as_boolean(e)
+        # JmsSelector: orExpression, and nothing requires the input to end there
+        return self.as_boolean(self.or_expr())
 
     def or_expr(self) -> _Expr:
         left = self.and_expr()
-        while self.tok.kind == "OR":
+        while self.at("OR"):
             self.take()
             right = self.and_expr()
             left = _Binary(self.as_boolean(left), self.as_boolean(right), "||", _or)
@@ -670,7 +710,7 @@ class _Parser:
 
     def and_expr(self) -> _Expr:
         left = self.equality()
-        while self.tok.kind == "AND":
+        while self.at("AND"):
             self.take()
             right = self.equality()
             left = _Binary(self.as_boolean(left), self.as_boolean(right), "&&", _and)
@@ -679,14 +719,14 @@ class _Parser:
     def equality(self) -> _Expr:
         left = self.comparison()
         while True:
-            k = self.tok.kind
+            k = self.at("=", "<>", "IS")
             if k == "=":
                 self.take()
                 left = _eq(left, self.comparison())
             elif k == "<>":
                 self.take()
                 left = _logic_not(_eq(left, self.comparison()))
-            elif k == "IS" and self.peek().kind == "NULL":
+            elif k == "IS" and self.peek(1).kind == "NULL":
                 self.take()
                 self.take()
                 left = _Binary(left, _BoolConst(None), "==", _equal)
@@ -701,7 +741,7 @@ class _Parser:
     def string_list(self) -> list[str]:
         self.expect("(")
         items = [self.string_literal()]
-        while self.tok.kind == ",":
+        while self.at(","):
             self.take()
             items.append(self.string_literal())
         self.expect(")")
@@ -720,7 +760,9 @@ class _Parser:
     def comparison(self) -> _Expr:
         left = self.unary()
         while True:
-            k = self.tok.kind
+            # the loop is entered on any first token of its alternatives, NOT included; the NOT
+            # alternatives are chosen by a 2-token lookahead, which javacc leaves out of the list
+            k = self.at(">", ">=", "<", "<=", "BETWEEN", "IN", "NOT")
             if k in (">", ">=", "<", "<="):
                 self.take()
                 left = _ordered(left, self.unary(), k)
@@ -729,20 +771,23 @@ class _Parser:
                 low = self.unary()
                 self.expect("AND")
                 left = _between(left, low, self.unary())
-            elif k == "NOT" and self.peek().kind == "BETWEEN":
+            elif k == "IN":
+                self.take()
+                left = self.in_expr(left, False)
+            elif k == "NOT" and self.peek(1).kind == "BETWEEN":
                 self.take()
                 self.take()
                 low = self.unary()
                 self.expect("AND")
                 high = self.unary()
                 left = _Binary(_ordered(left, low, "<"), _ordered(left, high, ">"), "||", _or)
-            elif k == "IN":
-                self.take()
-                left = self.in_expr(left, False)
-            elif k == "NOT" and self.peek().kind == "IN":
+            elif k == "NOT" and self.peek(1).kind == "IN":
                 self.take()
                 self.take()
                 left = self.in_expr(left, True)
+            elif k == "NOT":
+                self.expected = {">", ">=", "<", "<=", "BETWEEN", "IN"}
+                raise self.fail()
             else:
                 return left
 
@@ -781,8 +826,7 @@ class _Parser:
             e = self.or_expr()
             self.expect(")")
             return e
-        raise self.fail(['"+"', '"-"', '"NOT"', "<STRING_LITERAL>", "<DECIMAL_LITERAL>",
-                         "<FLOATING_POINT_LITERAL>", '"TRUE"', '"FALSE"', '"NULL"', "<ID>", '"("'])
+        raise self.fail(*_UNARY_FIRST)
 
 
 def _decimal(image: str) -> Value:

@@ -88,7 +88,7 @@ def test_discard_after_check_max(tmp_path: Path) -> None:
 
 def test_end_transaction_checks_and_slave(tmp_path: Path) -> None:
     async def main() -> None:
-        async with running_cluster(tmp_path) as (ns, b):
+        async with running_cluster(tmp_path) as (_, b):
             conn = await client(b)
             sent = await conn.request(send_request("TxTopic", b"half", extra_props={"TRAN_MSG": "true",
                                                                                      "PGROUP": "PG"},
@@ -124,7 +124,7 @@ def test_force_register_false_asks_query_data_version(tmp_path: Path) -> None:
     registers only when the name server's data version differs (BrokerOuterAPI.needRegister)."""
 
     async def main() -> None:
-        async with running_cluster(tmp_path, forceRegister="false") as (ns, b):
+        async with running_cluster(tmp_path, forceRegister="false") as (_, b):
             registered: list[int] = []
             real = b.outer.register_broker_all
 

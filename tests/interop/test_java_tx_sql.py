@@ -57,8 +57,8 @@ def _run(probe: list[str], namesrv: str, suffix: str) -> dict[str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def our_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Our name server and broker in a thread of their own; yields the name server address."""
+def our_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """Our name server and broker in a thread of their own; yields their addresses."""
     from reference_broker.broker import Broker
     from reference_broker.config import NamesrvConfig
     from reference_broker.namesrv import NameServer
@@ -75,8 +75,8 @@ def our_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                           "configStorePath": str(base / "ns.properties")})
         async with NameServer(ns_cfg, port=0) as ns:
             cfg = broker_config(base / "store", ns.address, autoCreateTopicEnable="true", **SETTINGS)
-            async with Broker(cfg, host="127.0.0.1", port=0):
-                ready["namesrv"] = ns.address
+            async with Broker(cfg, host="127.0.0.1", port=0) as b:
+                ready["namesrv"], ready["broker"] = ns.address, b.address
                 started.set()
                 await stop.wait()
 
@@ -84,7 +84,7 @@ def our_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     thread.start()
     assert started.wait(60), "our servers did not start"
     try:
-        yield ready["namesrv"]
+        yield ready["namesrv"], ready["broker"]
     finally:
         loop.call_soon_threadsafe(stop.set)
         thread.join(30)
@@ -92,10 +92,48 @@ def our_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def outcomes(probe: list[str], our_servers: str, java_servers_module: JavaServers) -> dict[str, dict[str, list[str]]]:
+def java_pair(java_servers_module: JavaServers) -> tuple[str, str]:
+    """The Java 4.9.8 name server and broker (the same settings); their addresses."""
     ns = java_servers_module.namesrv("4.9.8")
-    java_servers_module.broker("4.9.8", namesrv=ns, name="txsql-java", **SETTINGS)
-    return {"ours": _run(probe, our_servers, "Ours"), "java": _run(probe, ns.addr, "Java")}
+    broker = java_servers_module.broker("4.9.8", namesrv=ns, name="txsql-java", **SETTINGS)
+    return ns.addr, broker.addr
+
+
+@pytest.fixture(scope="module")
+def outcomes(probe: list[str], our_servers: tuple[str, str],
+             java_pair: tuple[str, str]) -> dict[str, dict[str, list[str]]]:
+    return {"ours": _run(probe, our_servers[0], "Ours"), "java": _run(probe, java_pair[0], "Java")}
+
+
+#: selectors good and bad: CHECK_CLIENT_CONFIG's answer (code and remark, javacc's message
+#: included) is the same from both brokers
+SELECTORS = ["a > 5 AND b = 'x'", "a >", "a > 'x'", "a = NULL", "5", "a BETWEEN 10 AND 1", "a # 3", "a > 0.0",
+             "1 IN ('a')", "c IN (1, 2)", "TRUE = 5", "a = 1 b = 2", "a AND", "(a = 1", "a = 1)", "a NOT 5",
+             "a IS 5", "", "a = 99999999999999999999", "a > 1 -- c", "'x'", "a =", "a IN ()", "a BETWEEN 1", "NOT",
+             "a > 5 AND", "a = 1\nAND b >", "a NOT IN ('x') OR b IS NOT NULL", "a = 1 #", "a <> -2.5E3"]
+
+
+def test_check_client_config_answers(our_servers: tuple[str, str], java_pair: tuple[str, str]) -> None:
+    from wire import RemotingCommand
+    from wire.aio import connect
+    from wire.bodies import CheckClientRequestBody, SubscriptionData
+
+    async def answers(addr: str) -> list[tuple[int, str | None]]:
+        host, port = addr.rsplit(":", 1)
+        conn = await connect(host, int(port))
+        out = []
+        for text in SELECTORS:
+            body = CheckClientRequestBody(client_id="c", group="G", subscription_data=SubscriptionData(
+                topic="T", sub_string=text, expression_type="SQL92")).encode()
+            r = await conn.request(RemotingCommand.request(46, None, body), 10)
+            out.append((r.code, r.remark))
+        await conn.aclose()
+        return out
+
+    ours = asyncio.run(answers(our_servers[1]))
+    java = asyncio.run(answers(java_pair[1]))
+    assert ours == java
+    assert sum(code != 0 for code, _ in java) >= 20
 
 
 @pytest.mark.parametrize("side", ["ours", "java"])

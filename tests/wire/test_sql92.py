@@ -76,10 +76,28 @@ def test_conversion_errors_do_not_match(text: str, props: dict[str, str]) -> Non
     ("1 IN ('a')", "java.lang.RuntimeException: Expected a property for In expression, got: 1"),
     ("c IN (1, 2)", "org.apache.rocketmq.filter.parser.ParseException: Encountered"),
     ("TRUE = 5", "java.lang.RuntimeException: 'TRUE' cannot be compared with '5'"),
-    ("a = 1 b = 2", 'org.apache.rocketmq.filter.parser.ParseException: Encountered " <ID> "b "" at line 1, '
-                    "column 7."),
+    ("a IS 5", 'org.apache.rocketmq.filter.parser.ParseException: Encountered " <DECIMAL_LITERAL> "5 "" at '
+               'line 1, column 6.\nWas expecting:\n    "NOT" ...\n    '),
+    ("a = 1 #", 'org.apache.rocketmq.filter.parser.TokenMgrError: Lexical error at line 1, column 8.  '
+                'Encountered: <EOF> after : ""'),
 ])
 def test_compile_errors(text: str, java: str) -> None:
+    with pytest.raises(SelectorError) as info:
+        compile_selector(text)
+    assert info.value.java_message.startswith(java)
+
+
+def test_the_input_need_not_end_with_the_expression() -> None:
+    """javacc's JmsSelector has no end-of-input check and reads tokens only as it needs them."""
+    assert compile_selector("a = 1 b = 2").matches({"a": "1"})
+    assert compile_selector("a = 1) garbage # not even read").matches({"a": "1"})
+
+
+@pytest.mark.parametrize(("text", "java"), [
+    ("", 'org.apache.rocketmq.filter.parser.ParseException: Encountered "<EOF>" at line 0, column 0.'),
+    ("a = 1\nAND b >", 'org.apache.rocketmq.filter.parser.ParseException: Encountered "<EOF>" at line 2, column 7.'),
+])
+def test_end_of_input_position(text: str, java: str) -> None:
     with pytest.raises(SelectorError) as info:
         compile_selector(text)
     assert info.value.java_message.startswith(java)
