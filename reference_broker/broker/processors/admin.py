@@ -128,7 +128,9 @@ async def _register_then_answer(broker: Broker, req: RemotingCommand, tc: TopicC
     wrapper = broker.topics.wrapper()
     one = wrapper.__class__(topic_config_table={tc.topic_name or "": tc}, data_version=wrapper.data_version)
     await broker.register_all(check_order=True, topics=one)
-    return req.response(ResponseCode.SUCCESS)
+    # mirrors updateAndCreateTopic: the response made by createResponseCommand(null) keeps its
+    # "not set any response code" remark when the code is set to SUCCESS
+    return req.response(ResponseCode.SUCCESS, "not set any response code")
 
 
 def delete_topic(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
