@@ -60,7 +60,7 @@ def test_system_topics_after_the_first_transaction_check(tmp_path: Path) -> None
 
     async def main() -> None:
         async with running_cluster(tmp_path, transactionCheckInterval="200", brokerName="broker-a",
-                                   brokerClusterName="DefaultCluster") as (ns, b):
+                                   brokerClusterName="DefaultCluster") as (ns, _b):
             conn = await client(ns.port)
             loop = asyncio.get_running_loop()
             end = loop.time() + 20
