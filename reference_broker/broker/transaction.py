@@ -38,6 +38,7 @@ handler stores it in ``RMQ_SYS_TRANS_HALF_TOPIC`` queue 0 with the real topic an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -46,7 +47,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wire import RemotingCommand, RequestCode, ResponseCode
-from wire.aio import RemotingConnection
+from wire.aio import RemotingConnection, RemotingIOError
 from wire.headers import CheckTransactionStateRequestHeader, EndTransactionRequestHeader, request
 from wire.message import (
     MessageConst,
@@ -136,10 +137,9 @@ class TransactionService:
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            try:
+            # the loop ends only when cancelled (it logs and survives anything else)
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-            except (asyncio.CancelledError, Exception):
-                pass
             self._task = None
 
     def wakeup(self) -> None:
@@ -477,7 +477,7 @@ class TransactionService:
         cmd = request(RequestCode.CHECK_TRANSACTION_STATE, header, encode_stored_message(real), oneway=True)
         try:
             channel.oneway(cmd)
-        except Exception as exc:
+        except (RemotingIOError, OSError) as exc:
             log.error("Check transaction failed because invoke producer exception. group=%s, msgId=%s, "
                       "error=%s", group, offset_id, exc)
 

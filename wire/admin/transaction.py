@@ -24,11 +24,14 @@ import asyncio
 import os
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..aio import RemotingConnection
 from ..bodies import HeartbeatData, ProducerData
 from ..codes import RequestCode
+from ..errors import DecodeError
+from ..headers import CheckTransactionStateRequestHeader, EndTransactionRequestHeader
 from ..message import MessageConst, MessageSysFlag, decode_offset_msg_id, decode_stored_message
 from ..remoting import FLAG_ONEWAY, RemotingCommand
 from .client import AdminClient
@@ -100,19 +103,17 @@ async def message_send_transaction(
     answered = asyncio.Event()
     heartbeat = HeartbeatData(client_id=_client_id(), producer_data_set=(ProducerData(group_name=group),))
 
-    def on_request(addr: str):  # type: ignore[no-untyped-def]
+    def on_request(addr: str) -> Callable[[RemotingConnection, RemotingCommand], None]:
         def handle(conn: RemotingConnection, req: RemotingCommand) -> None:
             if req.code != RequestCode.CHECK_TRANSACTION_STATE:
                 return None
-            from ..headers import CheckTransactionStateRequestHeader, EndTransactionRequestHeader
-
             h = CheckTransactionStateRequestHeader.from_ext(req.ext_fields)
             uniq = None
             if req.body:
                 try:
                     uniq = decode_stored_message(req.body).properties.get(
                         MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
-                except Exception:  # the answer does not need the body
+                except DecodeError:  # the answer does not need the body
                     uniq = None
             end = EndTransactionRequestHeader(
                 producer_group=group, tran_state_table_offset=h.tran_state_table_offset,
@@ -146,8 +147,6 @@ async def message_send_transaction(
         conn.handler = on_request(sent.broker_addr)
         await client.call(sent.broker_addr, RequestCode.HEART_BEAT, None, heartbeat.encode())
     # 3. the local outcome, oneway as the Java client sends it
-    from ..headers import EndTransactionRequestHeader
-
     offset = decode_offset_msg_id(sent.offset_msg_id).offset if sent.offset_msg_id else 0
     end = EndTransactionRequestHeader(
         producer_group=group, tran_state_table_offset=sent.queue_offset or 0, commit_log_offset=offset,
