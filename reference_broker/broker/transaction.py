@@ -215,9 +215,9 @@ class TransactionService:
 
     # ------------------------------------------------------------------ END_TRANSACTION
 
-    async def end_transaction(self, conn: RemotingConnection, req: RemotingCommand) -> RemotingCommand | None:
-        """``EndTransactionProcessor.processRequest``."""
-        h = EndTransactionRequestHeader.from_ext(req.ext_fields)
+    async def end_transaction(self, conn: RemotingConnection, req: RemotingCommand,
+                              h: EndTransactionRequestHeader) -> RemotingCommand | None:
+        """``EndTransactionProcessor.processRequest`` (``h``: the request's decoded header)."""
         if self.broker.is_slave:
             log.warning("Message store is slave mode, so end transaction is forbidden. ")
             return req.response(ResponseCode.SLAVE_NOT_AVAILABLE)
@@ -517,5 +517,8 @@ def _final_response(req: RemotingCommand, result: PutResult, max_message_size: i
 
 def end_transaction(broker: Broker, conn: RemotingConnection,
                     req: RemotingCommand) -> Awaitable[RemotingCommand | None]:
-    """The END_TRANSACTION (37) handler."""
-    return broker.transactions.end_transaction(conn, req)
+    """The END_TRANSACTION (37) handler. The header is decoded before the coroutine starts, so
+    that one that does not decode is the peer's fault (SYSTEM_ERROR, no traceback) as for the
+    other requests."""
+    h = EndTransactionRequestHeader.from_ext(req.ext_fields)
+    return broker.transactions.end_transaction(conn, req, h)
