@@ -5,7 +5,9 @@ The files are ``java.util.Properties`` text (``key=value``, ``key: value`` or ``
 ``#``/``!`` comments; ``\\`` line continuations and escapes). Java applies every key to its
 config beans by reflection and silently ignores the rest; we know every key a 4.9.8 server
 knows (:mod:`reference_broker.defaults`), warn about the others, and check the value of every
-known key against the type of its default so that a typo fails at start-up with ``file:line``.
+known key against the type of its default so that a typo fails at start-up with ``file:line``
+(numbers as ``Integer.parseInt``/``Long.parseLong`` read them for the key's Java field, in linear
+time, and quoted as a short excerpt when they are wrong).
 
 :class:`BrokerConfig` and :class:`NamesrvConfig` hold the whole key/value table (that is what
 GET_BROKER_CONFIG / GET_NAMESRV_CONFIG report and UPDATE_* change) and typed properties for the
@@ -19,7 +21,9 @@ import socket
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from wire._javanum import java_decimal
 from wire.bodies.properties import PropertiesLineError, encode_properties, iter_properties
+from wire.errors import excerpt
 
 from .defaults import BROKER_DEFAULTS, NAMESRV_DEFAULTS
 from .files import string_to_file
@@ -46,6 +50,17 @@ FLUSH_TYPES = ("ASYNC_FLUSH", "SYNC_FLUSH")
 ENUMS = {"brokerRole": BROKER_ROLES, "flushDiskType": FLUSH_TYPES}
 #: String keys whose default looks like a number (deleteWhen is "04", or "04;05" for two hours)
 STRING_KEYS = frozenset({"deleteWhen"})
+#: numeric keys whose Java field is a long (BrokerConfig and MessageStoreConfig 4.9.8, NamesrvConfig
+#: 5.x), and our own byte count; every other numeric key is an int, read with Integer.parseInt
+LONG_KEYS = frozenset({
+    "brokerId", "shortPollingTimeMills", "consumerFallbehindThreshold", "waitTimeMillsInSendQueue",
+    "waitTimeMillsInPullQueue", "waitTimeMillsInHeartbeatQueue", "waitTimeMillsInTransactionQueue",
+    "startAcceptSendRequestTimeStamp", "filterDataCleanTimeSpan", "transactionTimeOut",
+    "transactionCheckInterval", "flushDelayOffsetInterval", "osPageCacheBusyTimeOutMills",
+    "channelNotActiveInterval", "scanNotActiveBrokerInterval", "brokerChannelExpiredTime",
+    "serverMaxBufferedBytes",
+})
+_RANGES = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
 
 #: keys of both reference servers that Java does not have: the bound on the bytes of unfinished
 #: frames held over all connections (the connections holding most are closed beyond it), and the
@@ -111,18 +126,22 @@ def _kind(default: str) -> str:
 def _check(key: str, value: str, default: str | None, where: str) -> str:
     if key in ENUMS:
         if value not in ENUMS[key]:
-            raise ConfigError(f"{where}: {key}: expected one of {', '.join(ENUMS[key])}, got {value!r}")
+            allowed = ", ".join(ENUMS[key])
+            raise ConfigError(f"{where}: {key}: expected one of {allowed}, got {excerpt(value)}")
         return value
     kind = _kind(default) if default and key not in STRING_KEYS else "str"
     if kind == "int":
-        try:
-            int(value)
-        except ValueError:
-            raise ConfigError(f"{where}: {key}: expected an integer, got {value!r}") from None
+        # Integer.parseInt / Long.parseLong (any Unicode digits, no '_', within the type's range),
+        # in linear time whatever the length; Java skips such a value, we say where it is
+        java = "long" if key in LONG_KEYS else "int"
+        lo, hi = _RANGES[java]
+        number = java_decimal(value.strip())
+        if number is None or not lo <= number <= hi:
+            raise ConfigError(f"{where}: {key}: expected an integer (Java {java}), got {excerpt(value)}")
     elif kind == "bool":
         low = value.strip().lower()
         if low not in ("true", "false"):
-            raise ConfigError(f"{where}: {key}: expected true or false, got {value!r}")
+            raise ConfigError(f"{where}: {key}: expected true or false, got {excerpt(value)}")
         value = low
     return value.strip() if kind != "str" else value
 
@@ -156,7 +175,7 @@ class _Config:
                 self.values[key] = _check(key, value, self.DEFAULTS[key], where)
             else:
                 self.values[key] = value
-                self.unknown.append(f"{where}: unknown key {key!r} (kept, not used)")
+                self.unknown.append(f"{where}: unknown key {excerpt(key)} (kept, not used)")
 
     def update(self, changes: Mapping[str, str], source: str = "update") -> None:
         """Apply changes at run time (UPDATE_BROKER_CONFIG); raises ConfigError on a bad value."""

@@ -197,6 +197,10 @@ class Broker:
         if self._running:
             return
         self._ready = asyncio.Event()
+        try:
+            store_config = StoreConfig.from_broker_config(self.config)  # its host once the port is bound
+        except ValueError as exc:  # a store setting the store cannot work with (mappedFileSizeCommitLog=0)
+            raise ServiceError(f"{self.config.source}: {exc}") from None
         for manager in (self.topics, self.offsets, self.groups, self.schedule):
             if not manager.load():
                 raise ServiceError(f"cannot load {manager.load_error or manager.path}; repair the file or "
@@ -223,8 +227,7 @@ class Broker:
             except OSError as exc:
                 log.warning("the VIP channel on port %d is not available: %s", self._port_arg - 2, exc)
         try:
-            store_config = replace(StoreConfig.from_broker_config(self.config), store_host=self.store_host)
-            self._store = MessageStore(store_config)
+            self._store = MessageStore(replace(store_config, store_host=self.store_host))
             await self._store.start()
         except BaseException as exc:
             await self._server.close()

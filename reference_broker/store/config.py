@@ -93,9 +93,11 @@ class StoreConfig:
         if self.broker_role not in BROKER_ROLES:
             raise ValueError(f"broker_role must be one of {BROKER_ROLES}, got {self.broker_role!r}")
         if self.mapped_file_size_commitlog < 128:
-            raise ValueError("mapped_file_size_commitlog is too small to hold a record")
+            raise ValueError(f"mappedFileSizeCommitLog {self.mapped_file_size_commitlog} is too small to "
+                             "hold a record (128 bytes at least)")
         if self.mapped_file_size_consume_queue < 20:
-            raise ValueError("mapped_file_size_consume_queue must hold at least one 20-byte unit")
+            raise ValueError(f"mappedFileSizeConsumeQueue {self.mapped_file_size_consume_queue} does not "
+                             "hold one 20-byte unit")
         # MessageStoreConfig.getMappedFileSizeConsumeQueue rounds up to whole units
         rounded = -(-self.mapped_file_size_consume_queue // 20) * 20
         object.__setattr__(self, "mapped_file_size_consume_queue", rounded)
@@ -104,7 +106,8 @@ class StoreConfig:
         if self.commitlog_prefault_bytes < 0:
             raise ValueError("commitlog_prefault_bytes must be >= 0")
         if self.max_hash_slot_num <= 0 or self.max_index_num <= 1:
-            raise ValueError("max_hash_slot_num must be > 0 and max_index_num > 1")
+            raise ValueError(f"maxHashSlotNum ({self.max_hash_slot_num}) must be > 0 and maxIndexNum "
+                             f"({self.max_index_num}) > 1")
         for w in self.delete_when.split(";"):
             if not w.strip().isdigit():
                 raise ValueError(f"delete_when: {self.delete_when!r} is not ';'-separated hours")

@@ -213,6 +213,10 @@ def test_broker_config(tmp_path: Path) -> None:
             before = b.config.default_topic_queue_nums
             r = await c.request(RemotingCommand.request(25, None, b"defaultTopicQueueNums=many\n"))
             assert r.code == RC.SUCCESS and b.config.default_topic_queue_nums == before  # a bad value is skipped
+            # so is one outside the Java field's range (Integer.parseInt fails there): a 35-bit
+            # brokerPermission would reach the name servers in every registration
+            r = await c.request(RemotingCommand.request(25, None, b"brokerPermission=34359738374\n"))
+            assert r.code == RC.SUCCESS and b.config.int("brokerPermission") == 6
             await c.aclose()
 
     run(main())
@@ -244,6 +248,15 @@ def test_broker_config_updates_are_written_to_the_config_file(tmp_path: Path) ->
     assert again.get("storePathRootDir") == str(tmp_path / "store")
     written = dict(line.split("=", 1) for line in path.read_text().splitlines())
     assert set(written) == set(BrokerConfig().values)  # the whole configuration, as Java writes it
+
+
+def test_a_store_setting_the_store_cannot_use_stops_the_start_naming_the_key(tmp_path: Path) -> None:
+    async def main() -> None:
+        with pytest.raises(ServiceError, match=r"mappedFileSizeCommitLog 64 is too small to hold a record"):
+            async with running_broker(tmp_path, mappedFileSizeCommitLog="64"):
+                pass
+
+    run(main())
 
 
 def test_queries(tmp_path: Path) -> None:

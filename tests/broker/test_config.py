@@ -62,13 +62,28 @@ def test_defaults_are_the_java_ones() -> None:
 
 
 @pytest.mark.parametrize(("line", "message"), [
-    ("listenPort=abc", "x.properties:2: listenPort: expected an integer, got 'abc'"),
+    ("listenPort=abc", "x.properties:2: listenPort: expected an integer (Java int), got 'abc'"),
     ("brokerRole=BOSS", "x.properties:2: brokerRole: expected one of ASYNC_MASTER, SYNC_MASTER, SLAVE"),
     ("autoCreateTopicEnable=yes", "x.properties:2: autoCreateTopicEnable: expected true or false"),
+    # Integer.parseInt and Long.parseLong: the Java field's range, no '_' (Java skips such values)
+    ("brokerPermission=2147483648", "x.properties:2: brokerPermission: expected an integer (Java int), "
+                                    "got '2147483648'"),
+    ("brokerId=9223372036854775808", "brokerId: expected an integer (Java long)"),
+    ("maxMessageSize=1_000", "maxMessageSize: expected an integer (Java int), got '1_000'"),
+    ("maxMessageSize=" + "9" * 5000, "maxMessageSize: expected an integer (Java int), got '9999999999"),
 ])
 def test_bad_values_name_file_and_line(line: str, message: str) -> None:
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")) as caught:
         BrokerConfig(parse_properties("# x\n" + line), "x.properties")
+    assert len(str(caught.value)) < 200, "a bad value is quoted as a short excerpt"
+
+
+def test_numbers_read_as_java_reads_them() -> None:
+    cfg = BrokerConfig(parse_properties(
+        "brokerId=9223372036854775807\nmaxMessageSize=+4096\nlistenPort=\u0661\u0660\u0669\u0661\u0661\n"
+        "brokerPermission=-2147483648"), "x")
+    assert cfg.int("brokerId") == 2**63 - 1 and cfg.max_message_size == 4096
+    assert cfg.listen_port == 10911 and cfg.int("brokerPermission") == -(2**31)
 
 
 def test_delete_when_is_a_string_of_hours() -> None:
