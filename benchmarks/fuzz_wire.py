@@ -17,8 +17,10 @@ pcap, gzip-compressed pcap and pcapng, read by :func:`wire.capture.decode_captur
 ``mqctl pcap`` reads them); the golden vectors in ``fixtures/vectors``; records, batches, store
 files and epoch files encoded here; and, since the captures carry fewer than half of the request
 codes, a header with every field for every typed request and response header class, and a body
-with every property for every registered body class. The smallest seed of each request code is
-always kept. Each input is one seed put through one to three mutations:
+with every property for every registered body class; and SQL92 subscriptions, compiled as the
+broker compiles a consumer's and matched against properties with hostile numbers in them (a
+``SelectorError`` counts as the refusal). The smallest seed of each request code is always kept.
+Each input is one seed put through one to three mutations:
 
 * ``bitflip`` / ``bytes``: flipped bits, bytes set to 0x00, 0x7F, 0x80, 0xFF;
 * ``truncate``: the input cut short;
@@ -206,6 +208,22 @@ def _capture(suffix: str) -> Decoder:
     return decode
 
 
+#: the properties every fuzzed selector is evaluated on (numbers, text, hostile numbers)
+_SELECTOR_PROPS = {"a": "7", "b": "x", "c": "2.5", "d": "9" * 5000, "e": "-0", "f": "1e999", "g": "true",
+                   "h": "\u0661\u0662", "TAGS": "TagA"}
+
+
+def _sql92(_ctx: Any, data: bytes) -> object:
+    """A consumer's SQL92 subscription: compiled (a SelectorError is the refusal) and matched."""
+    from wire.sql92 import SelectorError, compile_selector
+
+    try:
+        selector = compile_selector(data.decode("utf-8", "surrogateescape"))
+    except SelectorError as exc:
+        raise DecodeError(exc.java_message[:200]) from None
+    return selector.matches(_SELECTOR_PROPS)
+
+
 def _commitlog(_ctx: Any, data: bytes) -> object:
     items = list(scan_commitlog(data, verify_crc=True))
     last = items[-1][1] if items else None
@@ -240,6 +258,7 @@ DECODERS: dict[str, Decoder] = {
     "ha.epoch": lambda _c, d: decode_epoch_file(d),
     "capture.pcap": _capture(".pcap"),
     "capture.pcapng": _capture(".pcapng"),
+    "sql92": _sql92,
 }
 
 
@@ -503,6 +522,8 @@ def _made_seeds(seeds: Seeds) -> None:
               + encode_index_entry(IndexEntry(7, 8, 9, 10)), src)
     seeds.add("ha.epoch", None, b"1/0\n2/1024\n3/4096\n", src)
     seeds.add("fastjson", None, b"{0:\"127.0.0.1:10911\",1:'x',{\"a\":1}:[1.5,2E7,-0.0,true,null]}", src)
+    for selector in _SELECTORS:
+        seeds.add("sql92", None, selector.encode(), src)
 
 
 _HEADER_TEXT = {
@@ -581,6 +602,15 @@ def _example_body_seeds(seeds: Seeds) -> None:
             seeds.add("body", (int(code), is_response, {}), data, src)
             if data[:1] in (b"{", b"["):
                 seeds.add("fastjson", None, data, src)
+
+
+#: SQL92 subscriptions covering the grammar (the captures carry none)
+_SELECTORS = (
+    "a > 5 AND b = 'x'", "NOT (a > 5) OR b <> 'y'", "a IS NULL", "a IS NOT NULL AND c >= 2.5",
+    "a BETWEEN 1 AND 10", "a NOT BETWEEN -3 AND 3000000000", "b IN ('x', 'y')", "b NOT IN ('it''s')",
+    "a = TRUE OR g = FALSE", "d > 5", "f < 1.5E3 AND e = 0", "TAGS = 'TagA' -- comment\n",
+    "/* c */ a <= 7L", "+a > -b", "a > b", "(a = 1 OR (b = 'x' AND (c > 1)))",
+)
 
 
 def build_seeds(*, captures: bool = True) -> Seeds:

@@ -115,12 +115,23 @@ _JAVA_DOUBLE = re.compile(
 _JAVA_INT = re.compile(r"[+-]?\d+\Z")
 
 
+def _bounded_int(text: str) -> int | None:
+    """``int(text)`` of an optional sign and ASCII digits, or None when it has more than 19
+    digits after its leading zeros (beyond every Java integer; a property value or a literal is
+    as long as its sender makes it, and int() of thousands of digits is slow or refused)."""
+    body = text.lstrip("+-")
+    digits = body.lstrip("0")
+    if len(digits) > 19:
+        return None
+    return int(text[:len(text) - len(body)] + (digits or "0"))
+
+
 def _java_int(text: str, lo: int, hi: int) -> int:
     """``Integer.valueOf`` / ``Long.valueOf``: an optional sign and ASCII digits, in range."""
     if not _JAVA_INT.match(text) or not text.isascii():
         raise _EvalError(f'{_NUMBER_EXC}: For input string: "{text}"')
-    v = int(text)
-    if not lo <= v <= hi:
+    v = _bounded_int(text)
+    if v is None or not lo <= v <= hi:
         raise _EvalError(f'{_NUMBER_EXC}: For input string: "{text}"')
     return v
 
@@ -832,8 +843,8 @@ class _Parser:
 def _decimal(image: str) -> Value:
     """``ConstantExpression.createFromDecimal``."""
     text = image[:-1] if image[-1:] in "lL" else image
-    v = int(text)
-    if v > _LONG_MAX:
+    v = _bounded_int(text)
+    if v is None or v > _LONG_MAX:
         raise SelectorError(_NUMBER_EXC, f'For input string: "{text}"')
     return JInt(v) if _INT_MIN <= v <= _INT_MAX else JLong(v)
 
@@ -879,11 +890,32 @@ class Selector:
         return str(self._root)
 
 
+#: the deepest expression tree compiled: evaluation recurses once per level, and a chain of
+#: 20,000 ANDs parses (the parser loops over it) but would exhaust the stack on each message
+MAX_DEPTH = 200
+
+
+def _depth(root: _Expr) -> int:
+    deepest = 0
+    todo = [(root, 1)]
+    while todo:
+        node, depth = todo.pop()
+        deepest = max(deepest, depth)
+        if isinstance(node, _Binary):
+            todo += ((node.left, depth + 1), (node.right, depth + 1))
+        elif isinstance(node, _Unary):
+            todo.append((node.operand, depth + 1))
+    return deepest
+
+
 @lru_cache(maxsize=256)
 def compile_selector(text: str) -> Selector:
     """``SelectorParser.parse``; raises :class:`SelectorError` (cached both ways, as Java's
-    ``PARSE_CACHE``)."""
+    ``PARSE_CACHE``). An expression deeper than :data:`MAX_DEPTH` is refused."""
     try:
-        return Selector(text, _Parser(text).selector())
+        root = _Parser(text).selector()
     except RecursionError:
         raise SelectorError(_PARSE_EXC, "the expression nests too deeply") from None
+    if _depth(root) > MAX_DEPTH:
+        raise SelectorError(_PARSE_EXC, "the expression nests too deeply")
+    return Selector(text, root)

@@ -101,3 +101,25 @@ def test_end_of_input_position(text: str, java: str) -> None:
     with pytest.raises(SelectorError) as info:
         compile_selector(text)
     assert info.value.java_message.startswith(java)
+
+
+def test_hostile_numbers_in_literals_and_properties() -> None:
+    """A literal or a property value of thousands of digits is Java's NumberFormatException (a
+    compile error, or a message that does not match), never Python's 4,300-digit ValueError."""
+    with pytest.raises(SelectorError) as info:
+        compile_selector("a = " + "9" * 5000)
+    assert info.value.java_message.startswith("java.lang.NumberFormatException")
+    s = compile_selector("a = 5")
+    assert not s.matches({"a": "9" * 5000})
+    assert s.matches({"a": "0" * 5000 + "5"})
+    with pytest.raises(ValueError, match="NumberFormatException"):
+        s.evaluate({"a": "-" + "1" * 4400})
+
+
+def test_a_chain_too_deep_to_evaluate_is_refused_at_compile() -> None:
+    """The parser loops over a chain of ANDs, as javacc's does; evaluating 20,000 levels would
+    exhaust the stack on every message, so such a selector does not compile."""
+    with pytest.raises(SelectorError, match="nests too deeply"):
+        compile_selector(" AND ".join(f"a{i} = {i}" for i in range(20_000)))
+    wide = compile_selector(" AND ".join(f"a{i} = {i}" for i in range(150)))
+    assert wide.matches({f"a{i}": str(i) for i in range(150)})
