@@ -7,6 +7,7 @@ The public API lives here; callers never import construct objects or submodules'
 | --- | --- |
 | framing, remoting | frames, RemotingCommand, JSON and ROCKETMQ headers |
 | codes | request/response/language codes, MQVersion ordinals |
+| java | Java library rules the bytes depend on: String.hashCode, HashMap order, Double.toString |
 | headers | typed custom headers (extFields views) |
 | bodies | typed fastjson bodies |
 | message | properties, stored records, message ids, batches |

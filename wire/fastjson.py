@@ -40,6 +40,7 @@ from decimal import Decimal
 from typing import Any
 
 from .errors import DecodeError, EncodeError, clipped, excerpt
+from .java import java_double_to_string
 
 __all__ = [
     "MAX_BROWSER_SAFE_LONG",
@@ -453,35 +454,11 @@ def quote(s: str, *, browser: bool = False) -> str:
 
 
 def java_double(v: float) -> str:
-    """``v`` as fastjson writes a double: Java ``Double.toString`` layout of the shortest digits.
-
-    Values in [1e-3, 1e7) are written in plain notation with at least one fractional digit
-    ("0.4", "100.0"); others as ``d.dddE[-]n`` ("1.0E7", "1.5E-4") (fastjson's RyuDouble).
-    """
+    """``v`` as fastjson 1.2.69 writes a double: ``Double.toString`` of a JDK before 19
+    (:func:`wire.java.java_double_to_string`); NaN and the infinities are not JSON."""
     if v != v or v in (math.inf, -math.inf):
         raise EncodeError(f"JSON cannot carry the double {v!r}")
-    if v == 0:
-        return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
-    sign, digits, exp = Decimal(repr(v)).normalize().as_tuple()
-    assert isinstance(exp, int)
-    text = "".join(map(str, digits))
-    point = len(text) + exp  # position of the decimal point from the first digit
-    sci = point - 1
-    if -3 <= sci < 7:
-        if point <= 0:
-            body = "0." + "0" * -point + text
-        elif point >= len(text):
-            body = text + "0" * (point - len(text)) + ".0"
-        else:
-            body = text[:point] + "." + text[point:]
-    elif len(text) == 1:
-        # Double.toString prints at least two digits here: the exact value rounded to two places
-        # (4.9E-324 for Double.MIN_VALUE, not 5.0E-324)
-        mantissa, _, exponent = f"{abs(v):.1e}".partition("e")
-        body = f"{mantissa}E{int(exponent)}"
-    else:
-        body = f"{text[0]}.{text[1:]}E{sci}"
-    return ("-" if sign else "") + body
+    return java_double_to_string(v)
 
 
 def java_string_order(s: str) -> bytes:

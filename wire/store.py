@@ -62,7 +62,7 @@ from construct import (
 )
 
 from .errors import DecodeError, EncodeError, TrailingBytes, Truncated
-from .message.properties import java_string_hash
+from .java import java_string_hash
 from .message.record import (
     BLANK_MAGIC_CODE,
     MESSAGE_MAGIC_CODE,

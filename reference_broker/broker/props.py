@@ -9,7 +9,7 @@ parse the producer's string, put ``CLUSTER``, remove ``WAIT``, write the string.
 bytes Java stores we replay the same puts: :func:`java_properties_text` takes the sequence of keys
 in put order (a key removed and put again appears once, at its second put; a key removed for good
 appears where it was first put, since it still grew the table) and the final values, and writes
-the present keys in :func:`wire.message.java_hashmap_order`.
+the present keys in :func:`wire.java.java_hash_order`.
 
 Orders are cached by key sequence: producers send the same few layouts over and over.
 """
@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 
-from wire.message import MessageConst, java_hashmap_order
+from wire.java import java_hash_order
+from wire.message import MessageConst
 
 __all__ = ["java_properties_text", "send_properties_text"]
 
@@ -29,7 +30,7 @@ _WAIT = MessageConst.PROPERTY_WAIT_STORE_MSG_OK
 
 @lru_cache(maxsize=4096)
 def _order(keys: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(java_hashmap_order(keys))
+    return tuple(java_hash_order(keys))
 
 
 def java_properties_text(put_order: tuple[str, ...], values: Mapping[str, str]) -> str:
@@ -40,7 +41,7 @@ def java_properties_text(put_order: tuple[str, ...], values: Mapping[str, str]) 
 
 @lru_cache(maxsize=4096)
 def _send_order(keys: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(k for k in java_hashmap_order(keys) if k != _WAIT)
+    return tuple(k for k in java_hash_order(keys) if k != _WAIT)
 
 
 def send_properties_text(values: dict[str, str], cluster: str) -> str:

@@ -8,7 +8,8 @@
 
 from __future__ import annotations
 
-from .hashorder import JavaHashMap, java_hash_order
+from wire.java import JavaHashMap, java_hash_order
+
 from .kvconfig import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigError, KVConfigManager
 from .processor import HANDLERS, Handler, NamesrvContext, RequestFailed, process, topic_not_exist_remark
 from .routeinfo import BrokerEntry, BrokerLiveInfo, RegisterBrokerResult, RouteInfoManager

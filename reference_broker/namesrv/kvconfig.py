@@ -20,9 +20,9 @@ from pathlib import Path
 
 from wire import DecodeError, fastjson
 from wire.bodies import KVTable
+from wire.java import JavaHashMap
 
 from ..files import string_to_file
-from .hashorder import JavaHashMap
 
 __all__ = ["NAMESPACE_ORDER_TOPIC_CONFIG", "KVConfigError", "KVConfigManager"]
 

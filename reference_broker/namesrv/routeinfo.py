@@ -22,7 +22,7 @@ its id from the broker name; only when no address is left does the broker name l
 cluster and its queue data leave every topic. So a master that goes away leaves its slaves, and
 the topics, listed under the broker name.
 
-Every table is a :class:`~reference_broker.namesrv.hashorder.JavaHashMap` created with Java's
+Every table is a :class:`~wire.java.JavaHashMap` created with Java's
 initial capacity, so whatever we serialise from them comes out in the order fastjson would
 write the Java ``HashMap``/``HashSet``.
 
@@ -47,8 +47,7 @@ from wire.bodies import (
     TopicList,
     TopicRouteData,
 )
-
-from .hashorder import JavaHashMap
+from wire.java import JavaHashMap
 
 __all__ = [
     "MASTER_ID",

@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from decimal import Decimal
+
+from wire.java import java_double_to_string as java_double
 
 __all__ = ["StoreStats", "java_double", "human_readable_bytes"]
 
@@ -36,27 +37,6 @@ def _latency_bucket_bounds() -> list[int]:
 
 
 _LATENCY_BOUNDS = _latency_bucket_bounds()
-
-
-def java_double(x: float) -> str:
-    """``Double.toString``: plain decimal for 1e-3 <= |x| < 1e7, else ``d.dddE±n``."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0:
-        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
-    a = abs(x)
-    if 1e-3 <= a < 1e7:
-        s = repr(x)
-        if "e" in s or "E" in s:
-            s = f"{x:.17f}".rstrip("0")
-        return s if "." in s else s + ".0"
-    sign, digits, exp = Decimal(repr(x)).normalize().as_tuple()
-    assert isinstance(exp, int)
-    sci = len(digits) - 1 + exp
-    rest = "".join(map(str, digits[1:])) or "0"
-    return f"{'-' if sign else ''}{digits[0]}.{rest}E{sci}"
 
 
 def human_readable_bytes(n: int) -> str:

@@ -22,13 +22,13 @@ from tests.broker.helpers import (
 from wire import RemotingCommand, ResponseCode, SerializeType
 from wire.aio import ConnectionClosed
 from wire.bodies import TopicConfigSerializeWrapper
+from wire.java import java_hash_order
 from wire.message import (
     BatchEntry,
     create_offset_msg_id,
     decode_offset_msg_id,
     encode_batch,
     encode_properties,
-    java_hashmap_order,
 )
 
 RC = ResponseCode
@@ -190,7 +190,7 @@ def test_batch_send(tmp_path: Path) -> None:
             # the entry's properties, then the batch's (the header's WAIT and CLUSTER, HashMap order)
             batch_props = {"WAIT": "true", "CLUSTER": "DefaultCluster"}
             assert got[1].properties_text == ("UNIQ_KEY\x01U1\x02WAIT\x01true\x02" + encode_properties(
-                {k: batch_props[k] for k in java_hashmap_order(batch_props)}))
+                {k: batch_props[k] for k in java_hash_order(batch_props)}))
             await c.aclose()
 
     run(main())

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from tests.conftest import shared_path
 from tests.pcaputil import Direction, streams
 from wire import DecodeError, EncodeError, FrameBuffer, RemotingCommand, Truncated, decode_frame
+from wire.java import java_hash_order
 from wire.message import (
     BATCH_ENTRY_OVERHEAD,
     CRC32_RESERVED_LEN,
@@ -60,7 +61,6 @@ from wire.message import (
     encode_stored_message_construct,
     expand_batch,
     iter_stored_messages,
-    java_hashmap_order,
     java_string_hash,
     month_start_ms,
     stored_message_size,
@@ -434,27 +434,6 @@ def test_java_string_hash_uses_utf16_units() -> None:
     assert java_string_hash("\u00e9") == 0xE9
 
 
-def test_java_hashmap_order_is_bucket_order() -> None:
-    keys = ["KEYS", "UNIQ_KEY", "WAIT", "TAGS", "CLUSTER"]
-    order = java_hashmap_order(keys)
-    assert sorted(order) == sorted(keys)
-
-    def bucket(k: str, n: int) -> int:
-        h = java_string_hash(k) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (n - 1)
-
-    assert [bucket(k, 16) for k in order] == sorted(bucket(k, 16) for k in keys)
-    # colliding keys stay in insertion order; duplicates keep their first place
-    assert java_hashmap_order(["BB", "Aa"]) == ["BB", "Aa"]
-    assert java_hashmap_order(["Aa", "BB", "Aa"]) == ["Aa", "BB"]
-    # 13 keys pass the 0.75 load factor of 16 buckets: the table doubles to 32
-    many = [f"k{i}" for i in range(13)]
-    assert [bucket(k, 32) for k in java_hashmap_order(many)] == sorted(bucket(k, 32) for k in many)
-    assert [bucket(k, 128) for k in java_hashmap_order(many, 128)] == sorted(bucket(k, 128) for k in many)
-
-
-# ====================================================================== sysFlag and compression
-
 def test_sysflag_bits() -> None:
     assert MessageSysFlag.COMPRESSED_FLAG == 0x1 and MessageSysFlag.MULTI_TAGS_FLAG == 0x2
     assert MessageSysFlag.BORNHOST_V6_FLAG == 0x10 and MessageSysFlag.STOREHOSTADDRESS_V6_FLAG == 0x20
@@ -679,7 +658,7 @@ def test_capture_message_bodies(case: dict) -> None:
         for m in msgs:
             assert m.crc_ok
             # the stored properties text is in Java HashMap order
-            assert java_hashmap_order(list(m.properties)) == list(m.properties)
+            assert java_hash_order(list(m.properties)) == list(m.properties)
         records.extend(msgs)
     assert len(records) == case["records"]
     if "topics" in case:
@@ -825,7 +804,7 @@ def broker_record(cmd: RemotingCommand, response: RemotingCommand, born: HostPor
     ``CommitLog``): the sent properties plus CLUSTER, without WAIT, in HashMap order."""
     f = _send_fields(cmd)
     sent = decode_properties(f.get("properties", ""))
-    keys = [k for k in java_hashmap_order([*sent, MessageConst.PROPERTY_CLUSTER])
+    keys = [k for k in java_hash_order([*sent, MessageConst.PROPERTY_CLUSTER])
             if k != MessageConst.PROPERTY_WAIT_STORE_MSG_OK]
     props = {**sent, MessageConst.PROPERTY_CLUSTER: cluster}
     rext = response.ext_fields

@@ -50,7 +50,6 @@ from .properties import (
     MessageConst,
     decode_properties,
     encode_properties,
-    java_hashmap_order,
     java_string_hash,
 )
 from .record import (
@@ -142,7 +141,6 @@ __all__ = [
     "expand_batch",
     "iter_stored_messages",
     "java_parse_int",
-    "java_hashmap_order",
     "java_string_hash",
     "month_start_ms",
     "schedule_tags_code",

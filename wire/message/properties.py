@@ -15,15 +15,16 @@ The decoder (4.9.1 and later) splits on U+0002, ignores empty pieces, and keeps 
 it holds U+0001 with at least one character before and one after it. A value may itself contain
 U+0001 (everything after the first one is the value). Later duplicates win.
 
-Java writes the entries in ``HashMap`` iteration order. :func:`java_hashmap_order` reproduces that
-order, so a server written with this package can store byte-identical properties strings.
+Java writes the entries in ``HashMap`` iteration order. :func:`wire.java.java_hash_order` reproduces
+that order, so a server written with this package can store byte-identical properties strings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from ..errors import DecodeError, EncodeError
+from ..java import java_string_hash
 
 __all__ = [
     "NAME_VALUE_SEPARATOR",
@@ -33,7 +34,6 @@ __all__ = [
     "SYSTEM_PROPERTY_NAMES",
     "decode_properties",
     "encode_properties",
-    "java_hashmap_order",
     "java_string_hash",
 ]
 
@@ -182,7 +182,7 @@ def encode_properties(properties: Mapping[str, str | None], *, trailing_separato
     selects the 5.2+ form (and the ≤4.9.0 form), which ends every entry with U+0002; the default is
     the 4.9.1–5.1 form without the final separator. Names and values are written as given, as
     Java does: a name or value holding a separator or an empty string does not survive a
-    decode. Use :func:`java_hashmap_order` for Java's entry order.
+    decode. Use :func:`wire.java.java_hash_order` for Java's entry order.
     """
     parts = []
     for name, value in properties.items():
@@ -195,81 +195,3 @@ def encode_properties(properties: Mapping[str, str | None], *, trailing_separato
     if trailing_separator and parts:
         text += PROPERTY_SEPARATOR
     return text
-
-
-# The polynomial Σ c[i]·31^(n-1-i) is the value of the digits c[i] read in base 31. An ASCII
-# code c is 31·(c // 31) + c % 31 with both parts valid base-31 digits (c // 31 <= 4), so the
-# hash is 31·int(high digits, 31) + int(low digits, 31), which int() evaluates in C: about five
-# times faster than a Python loop for the 40-character index keys the store hashes twice a put.
-# Short strings are faster in the loop; int() refuses over 4300 digits in a non-power-of-2 base.
-_BASE31 = b"0123456789abcdefghijklmnopqrstu"
-_HIGH_DIGITS = bytes(_BASE31[c // 31] if c < 0x80 else 0x30 for c in range(256))
-_LOW_DIGITS = bytes(_BASE31[c % 31] if c < 0x80 else 0x30 for c in range(256))
-_BASE31_MIN, _BASE31_MAX = 9, 4000
-
-
-def java_string_hash(s: str) -> int:
-    """``String.hashCode()``: 31-polynomial over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    if s.isascii():
-        raw = s.encode("ascii")
-        if _BASE31_MIN <= len(raw) <= _BASE31_MAX:
-            h = (31 * int(raw.translate(_HIGH_DIGITS), 31) + int(raw.translate(_LOW_DIGITS), 31)) & 0xFFFFFFFF
-        else:
-            for c in raw:
-                h = (31 * h + c) & 0xFFFFFFFF
-    else:
-        units = s.encode("utf-16-be", "surrogatepass")
-        for i in range(0, len(units), 2):
-            h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
-    return h - 0x100000000 if h & 0x80000000 else h
-
-
-def _table_size_for(cap: int) -> int:
-    n = 1
-    while n < cap:
-        n <<= 1
-    return n
-
-
-def java_hashmap_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
-    """The iteration order of a ``java.util.HashMap`` after putting ``keys`` in this order.
-
-    Simulates ``HashMap.putVal``: bucket ``(h ^ h >>> 16) & (n - 1)``, new keys appended to their
-    bucket, the table doubled when the size passes ``0.75 n`` or when a bucket reaches 9 entries
-    while the table is smaller than 64 (``treeifyBin``), with the order kept through each split.
-    ``initial_capacity`` is 16 for ``new HashMap()`` (4.9.x ``string2messageProperties``) and 128
-    for the 5.x ``new HashMap<>(128)``. A re-put key keeps its place. Not modelled: the order
-    inside a bin of 9+ colliding keys once the table is 64 or larger (a red-black tree in Java).
-    """
-    cap = _table_size_for(max(1, initial_capacity))
-    buckets: list[list[tuple[int, str]]] = [[] for _ in range(cap)]
-    seen: set[str] = set()
-    size = 0
-
-    def spread(k: str) -> int:
-        h = java_string_hash(k) & 0xFFFFFFFF
-        return h ^ (h >> 16)
-
-    def grow() -> None:
-        nonlocal cap, buckets
-        cap <<= 1
-        new: list[list[tuple[int, str]]] = [[] for _ in range(cap)]
-        for b in buckets:
-            for h, k in b:
-                new[h & (cap - 1)].append((h, k))
-        buckets = new
-
-    for key in keys:
-        if key in seen:
-            continue
-        seen.add(key)
-        h = spread(key)
-        bucket = buckets[h & (cap - 1)]
-        bucket.append((h, key))
-        if len(bucket) >= 9 and cap < 64:
-            grow()
-        size += 1
-        if size > int(cap * 0.75):
-            grow()
-    return [k for b in buckets for _, k in b]
