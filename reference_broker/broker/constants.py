@@ -41,6 +41,8 @@ __all__ = [
     "SYSTEM_TOPIC_PREFIX",
     "TOOLS_CONSUMER_GROUP",
     "PullSysFlag",
+    "TopicSysFlag",
+    "build_topic_sys_flag",
     "dlq_topic",
     "is_inherited",
     "is_readable",
@@ -100,6 +102,18 @@ PERM_INHERIT = 0x1
 #: ``FAQUrl.suggestTodo(url)``: every FAQ constant of 4.9.8 holds the same URL, so every hint the
 #: broker appends is this text
 FAQ_SUFFIX = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+
+
+class TopicSysFlag:
+    """``TopicSysFlag`` bits of a topic's ``topicSysFlag``."""
+
+    FLAG_UNIT = 0x1
+    FLAG_UNIT_SUB = 0x2
+
+
+def build_topic_sys_flag(unit: bool, has_unit_sub: bool) -> int:
+    """``TopicSysFlag.buildSysFlag``."""
+    return (TopicSysFlag.FLAG_UNIT if unit else 0) | (TopicSysFlag.FLAG_UNIT_SUB if has_unit_sub else 0)
 
 
 class PullSysFlag:

@@ -76,6 +76,7 @@ from .record import (
 )
 from .sysflag import (
     COMPRESS_MSG_BODY_OVER_HOWMUCH,
+    TRANSACTION_TYPE_MASK,
     CompressionType,
     MessageSysFlag,
     TransactionType,
@@ -83,7 +84,9 @@ from .sysflag import (
     compress_body,
     compression_type,
     decompress_body,
+    reset_transaction_value,
     transaction_type,
+    transaction_value,
 )
 
 __all__ = [
@@ -110,6 +113,7 @@ __all__ = [
     "MessageSysFlag",
     "OffsetMsgId",
     "StoredMessage",
+    "TRANSACTION_TYPE_MASK",
     "TransactionType",
     "UniqId",
     "UniqIdGenerator",
@@ -146,5 +150,7 @@ __all__ = [
     "schedule_tags_code",
     "stored_message_size",
     "topic_length_size",
+    "reset_transaction_value",
     "transaction_type",
+    "transaction_value",
 ]

@@ -28,13 +28,16 @@ from ..errors import DecodeError, EncodeError
 __all__ = [
     "COMPRESS_MSG_BODY_OVER_HOWMUCH",
     "CompressionType",
+    "TRANSACTION_TYPE_MASK",
     "MessageSysFlag",
     "TransactionType",
     "body_crc",
     "compress_body",
     "compression_type",
     "decompress_body",
+    "reset_transaction_value",
     "transaction_type",
+    "transaction_value",
 ]
 
 #: ``DefaultMQProducer.compressMsgBodyOverHowmuch``: bodies of at least this size get compressed
@@ -96,9 +99,25 @@ class CompressionType(enum.IntEnum):
     ZLIB = 3
 
 
+#: the transaction type bits, 2–3 (``MessageSysFlag.getTransactionValue`` masks with
+#: ``TRANSACTION_ROLLBACK_TYPE``, which has both); the one place the mask is written
+TRANSACTION_TYPE_MASK = 0x3 << 2
+
+
+def transaction_value(sys_flag: int) -> int:
+    """``MessageSysFlag.getTransactionValue``: bits 2–3 of ``sys_flag`` as they stand (compare
+    with the :class:`TransactionType` values; the int form is for hot paths)."""
+    return sys_flag & TRANSACTION_TYPE_MASK
+
+
+def reset_transaction_value(sys_flag: int, value: int) -> int:
+    """``MessageSysFlag.resetTransactionValue``: ``sys_flag`` with bits 2–3 set to ``value``."""
+    return (sys_flag & ~TRANSACTION_TYPE_MASK) | value
+
+
 def transaction_type(sys_flag: int) -> TransactionType:
     """Bits 2–3 of ``sys_flag``."""
-    return TransactionType(sys_flag & MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
+    return TransactionType(sys_flag & TRANSACTION_TYPE_MASK)
 
 
 def compression_type(sys_flag: int) -> CompressionType | int:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from wire import RemotingCommand, ResponseCode
+from wire import RemotingCommand, RequestCode, ResponseCode
 from wire.aio import HandlerResult, RemotingConnection
 from wire.bodies import (
     Connection,
@@ -418,25 +418,25 @@ def delete_expired_commitlog(broker: Broker, conn: RemotingConnection, req: Remo
 
 
 HANDLERS: dict[int, BrokerHandler] = {
-    17: update_and_create_topic,
-    21: get_all_topic_config,
-    25: update_broker_config,
-    26: get_broker_config,
-    28: get_broker_runtime_info,
-    43: get_all_consumer_offset,
-    45: get_all_delay_offset,
-    200: update_and_create_subscription_group,
-    201: get_all_subscription_group,
-    202: get_topic_stats_info,
-    203: get_consumer_connection_list,
-    204: get_producer_connection_list,
-    207: delete_subscription_group,
-    208: get_consume_stats,
-    215: delete_topic,
-    300: query_topic_consume_by_who,
-    305: get_system_topic_list_from_broker,
-    306: clean_expired_consume_queue,
-    329: delete_expired_commitlog,
+    RequestCode.UPDATE_AND_CREATE_TOPIC: update_and_create_topic,
+    RequestCode.GET_ALL_TOPIC_CONFIG: get_all_topic_config,
+    RequestCode.UPDATE_BROKER_CONFIG: update_broker_config,
+    RequestCode.GET_BROKER_CONFIG: get_broker_config,
+    RequestCode.GET_BROKER_RUNTIME_INFO: get_broker_runtime_info,
+    RequestCode.GET_ALL_CONSUMER_OFFSET: get_all_consumer_offset,
+    RequestCode.GET_ALL_DELAY_OFFSET: get_all_delay_offset,
+    RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: update_and_create_subscription_group,
+    RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG: get_all_subscription_group,
+    RequestCode.GET_TOPIC_STATS_INFO: get_topic_stats_info,
+    RequestCode.GET_CONSUMER_CONNECTION_LIST: get_consumer_connection_list,
+    RequestCode.GET_PRODUCER_CONNECTION_LIST: get_producer_connection_list,
+    RequestCode.DELETE_SUBSCRIPTIONGROUP: delete_subscription_group,
+    RequestCode.GET_CONSUME_STATS: get_consume_stats,
+    RequestCode.DELETE_TOPIC_IN_BROKER: delete_topic,
+    RequestCode.QUERY_TOPIC_CONSUME_BY_WHO: query_topic_consume_by_who,
+    RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER: get_system_topic_list_from_broker,
+    RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE: clean_expired_consume_queue,
+    RequestCode.DELETE_EXPIRED_COMMITLOG: delete_expired_commitlog,
 }
 
 #: request code -> the decoding of its body (run off the event loop for a large body)

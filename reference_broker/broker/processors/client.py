@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wire import RemotingCommand, ResponseCode
+from wire import RemotingCommand, RequestCode, ResponseCode
 from wire.aio import HandlerResult, RemotingConnection
 from wire.bodies import (
     CheckClientRequestBody,
@@ -153,13 +153,18 @@ def check_client_config(broker: Broker, conn: RemotingConnection, req: RemotingC
 
 
 HANDLERS: dict[int, BrokerHandler] = {
-    34: heart_beat,
-    35: unregister_client,
-    38: get_consumer_list_by_group,
-    41: lock_batch_mq,
-    42: unlock_batch_mq,
-    46: check_client_config,
+    RequestCode.HEART_BEAT: heart_beat,
+    RequestCode.UNREGISTER_CLIENT: unregister_client,
+    RequestCode.GET_CONSUMER_LIST_BY_GROUP: get_consumer_list_by_group,
+    RequestCode.LOCK_BATCH_MQ: lock_batch_mq,
+    RequestCode.UNLOCK_BATCH_MQ: unlock_batch_mq,
+    RequestCode.CHECK_CLIENT_CONFIG: check_client_config,
 }
 
 #: request code -> the decoding of its body (run off the event loop for a large body)
-BODIES: BodyDecoders = {34: heartbeat_body, 41: _lock_body, 42: _unlock_body, 46: _check_client_body}
+BODIES: BodyDecoders = {
+    RequestCode.HEART_BEAT: heartbeat_body,
+    RequestCode.LOCK_BATCH_MQ: _lock_body,
+    RequestCode.UNLOCK_BATCH_MQ: _unlock_body,
+    RequestCode.CHECK_CLIENT_CONFIG: _check_client_body,
+}

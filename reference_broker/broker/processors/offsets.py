@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from wire import RemotingCommand, ResponseCode
+from wire import RemotingCommand, RequestCode, ResponseCode
 from wire.aio import HandlerResult, RemotingConnection
 from wire.headers import (
     GetEarliestMsgStoretimeRequestHeader,
@@ -108,10 +108,10 @@ def search_offset_by_timestamp(
 
 
 HANDLERS: dict[int, BrokerHandler] = {
-    14: query_consumer_offset,
-    15: update_consumer_offset,
-    29: search_offset_by_timestamp,
-    30: get_max_offset,
-    31: get_min_offset,
-    32: get_earliest_msg_storetime,
+    RequestCode.QUERY_CONSUMER_OFFSET: query_consumer_offset,
+    RequestCode.UPDATE_CONSUMER_OFFSET: update_consumer_offset,
+    RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: search_offset_by_timestamp,
+    RequestCode.GET_MAX_OFFSET: get_max_offset,
+    RequestCode.GET_MIN_OFFSET: get_min_offset,
+    RequestCode.GET_EARLIEST_MSG_STORETIME: get_earliest_msg_storetime,
 }

@@ -24,7 +24,7 @@ import json
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from wire import RemotingCommand, ResponseCode
+from wire import RemotingCommand, RequestCode, ResponseCode
 from wire.aio import HandlerResult, RemotingConnection
 from wire.bodies import MessageModel, SubscriptionData
 from wire.headers import PullMessageRequestHeader
@@ -335,4 +335,4 @@ def _offset_moved_event(
         broker.spawn(put)
 
 
-HANDLERS: dict[int, BrokerHandler] = {11: pull_message}
+HANDLERS: dict[int, BrokerHandler] = {RequestCode.PULL_MESSAGE: pull_message}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wire import RemotingCommand, ResponseCode
+from wire import RemotingCommand, RequestCode, ResponseCode
 from wire.aio import HandlerResult, RemotingConnection
 from wire.headers import QueryMessageRequestHeader, ViewMessageRequestHeader
 
@@ -53,6 +53,6 @@ def view_message_by_id(broker: Broker, conn: RemotingConnection, req: RemotingCo
 
 
 HANDLERS: dict[int, BrokerHandler] = {
-    12: query_message,
-    33: view_message_by_id,
+    RequestCode.QUERY_MESSAGE: query_message,
+    RequestCode.VIEW_MESSAGE_BY_ID: view_message_by_id,
 }

@@ -37,7 +37,7 @@ import random
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
-from wire import RemotingCommand, ResponseCode
+from wire import MQVersion, RemotingCommand, RequestCode, ResponseCode
 from wire.aio import HandlerResult, RemotingConnection
 from wire.bodies import TopicConfig, TopicFilterType
 from wire.headers import (
@@ -46,12 +46,15 @@ from wire.headers import (
     SendMessageRequestHeaderV2,
 )
 from wire.message import (
+    TRANSACTION_TYPE_MASK,
     BatchEntry,
     MessageConst,
     MessageSysFlag,
+    TransactionType,
     create_offset_msg_id,
     decode_batch,
     decode_properties,
+    reset_transaction_value,
 )
 from wire.message.delay import capped_delay_level, delay_level_queue_id, delay_time_level
 
@@ -91,16 +94,21 @@ _V1_KEYS = (
     "batch",
 )
 _V2_KEYS = ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m")
-_V2_CODES = frozenset({310, 320, 325})
+_V2_CODES = frozenset({RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE,
+                       RequestCode.SEND_REPLY_MESSAGE_V2})
 #: "0" … "4095" → their value: the header numbers a producer sends over and over
 _SMALL_INTS = {str(i): i for i in range(4096)}
 #: ``MQVersion.Version.V3_4_9.ordinal()``: from this client version on, the header's
 #: maxReconsumeTimes overrides the group's retryMaxTimes
-V3_4_9 = 121
+V3_4_9 = int(MQVersion.V3_4_9)
+#: a negative queue id picks a queue as ``Math.abs(random.nextInt() % 99999999) % queueNums``
+_RANDOM_QUEUE_SPAN = 99999999
+#: asyncSendBatchMessage: "message topic length too long" past ``Byte.MAX_VALUE``
+_MAX_BATCH_TOPIC_LENGTH = 127
 _MULTI_TAGS = int(MessageSysFlag.MULTI_TAGS_FLAG)
-_TRAN_MASK = 0xC
-_TRAN_NOT_TYPE = 0x0
-_TRAN_COMMIT = 0x8
+_TRAN_MASK = TRANSACTION_TYPE_MASK
+_TRAN_NOT_TYPE = int(TransactionType.TRANSACTION_NOT_TYPE)
+_TRAN_COMMIT = int(TransactionType.TRANSACTION_COMMIT_TYPE)
 _HOST_V6 = int(MessageSysFlag.BORNHOST_V6_FLAG) | int(MessageSysFlag.STOREHOSTADDRESS_V6_FLAG)
 
 _CLUSTER = MessageConst.PROPERTY_CLUSTER
@@ -394,7 +402,7 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
     topic = h.topic
     queue_id = h.queue_id
     if queue_id < 0:
-        queue_id = random.randrange(99999999) % tc.write_queue_nums
+        queue_id = random.randrange(_RANDOM_QUEUE_SPAN) % tc.write_queue_nums
     # the answer names this queue even when the message goes to the DLQ or the schedule topic
     answer_queue_id = queue_id
     reconsume_times = h.reconsume_times or 0
@@ -488,7 +496,7 @@ def _half_message(
         if key not in values:
             order.append(key)
         values[key] = value
-    return C.RMQ_SYS_TRANS_HALF_TOPIC, 0, sys_flag & ~_TRAN_MASK
+    return C.RMQ_SYS_TRANS_HALF_TOPIC, 0, reset_transaction_value(sys_flag, _TRAN_NOT_TYPE)
 
 
 def _batch_entries(req: RemotingCommand) -> list[BatchEntry]:
@@ -502,8 +510,8 @@ def _send_batch(
     followed by the batch's (the header's properties plus ``CLUSTER``; ``MessageExtBatchEncoder``)."""
     queue_id = h.queue_id
     if queue_id < 0:
-        queue_id = random.randrange(99999999) % tc.write_queue_nums
-    if len(h.topic) > 127:
+        queue_id = random.randrange(_RANDOM_QUEUE_SPAN) % tc.write_queue_nums
+    if len(h.topic) > _MAX_BATCH_TOPIC_LENGTH:
         return _fail(
             broker, req, ResponseCode.MESSAGE_ILLEGAL, f"message topic length too long {len(h.topic)}"
         )
@@ -560,8 +568,8 @@ def consumer_send_msg_back(broker: Broker, conn: RemotingConnection, req: Remoti
     if sgc.retry_queue_nums <= 0:
         return req.response(ResponseCode.SUCCESS)
     topic = C.retry_topic(h.group)
-    queue_id = random.randrange(99999999) % sgc.retry_queue_nums
-    topic_sys_flag = 0x2 if h.unit_mode else 0
+    queue_id = random.randrange(_RANDOM_QUEUE_SPAN) % sgc.retry_queue_nums
+    topic_sys_flag = C.build_topic_sys_flag(False, bool(h.unit_mode))
     tc, created = broker.topics.create_in_send_back(
         topic, sgc.retry_queue_nums, C.PERM_WRITE | C.PERM_READ, topic_sys_flag
     )
@@ -636,10 +644,10 @@ async def _send_back_later(req: RemotingCommand, put: Awaitable[PutResult]) -> R
 
 
 HANDLERS: dict[int, BrokerHandler] = {
-    10: send_message,
-    310: send_message,
-    320: send_message,
-    36: consumer_send_msg_back,
+    RequestCode.SEND_MESSAGE: send_message,
+    RequestCode.SEND_MESSAGE_V2: send_message,
+    RequestCode.SEND_BATCH_MESSAGE: send_message,
+    RequestCode.CONSUMER_SEND_MSG_BACK: consumer_send_msg_back,
 }
 
 #: request code -> the decoding of its body (run off the event loop for a large body): a batch
