@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 from decimal import Decimal
 from typing import Any
 
@@ -34,6 +35,7 @@ from wire.capture import CaptureDecoder, Conversation, decode_capture
 from wire.capture.fields import JsonLines, row_fields
 from wire.capture.streams import RemotingHalf, json_header, trusted_command
 from wire.capture.synth import PcapWriter, TcpFlow
+from wire.framing import MAX_TOTAL_LENGTH
 
 _scalar = st.one_of(st.integers(-(2**40), 2**40), st.text(max_size=8), st.booleans(), st.none(),
                     st.decimals(allow_nan=False, allow_infinity=False, places=2),
@@ -322,3 +324,48 @@ def test_remoting_command_equality_is_what_the_fast_path_returns() -> None:
     cmd = RemotingCommand.request(105, {"topic": "T"}, opaque=3)
     data = remoting_module.encode_json_header(cmd)
     assert remoting_module.fast_json_header(data) == cmd
+
+
+def _edge_frames() -> list[bytes]:
+    """Real frames (a JSON and a ROCKETMQ header, with and without a body) whose 8-byte prefix is
+    moved to every edge of wire.framing.prefix_ok: the total length around 4, the header length
+    and the cap, the header length one off, serialize types 0, 1 and beyond. The header bytes stay
+    whole, so a loop whose prefix test were looser than prefix_ok would decode them and differ."""
+    out = []
+    for binary in (False, True):
+        for body in (b"", b"xy"):
+            real = frame(request(105, 7, {"topic": "T"}, body or None, binary=binary))
+            total, word = struct.unpack_from(">iI", real)
+            hl, kind = word & 0xFFFFFF, word >> 24
+            for t in {total, hl + 3, hl + 4, hl + 5, 3, 4, -1, MAX_TOTAL_LENGTH, MAX_TOTAL_LENGTH + 1}:
+                for h in {hl, hl - 1, hl + 1, 0}:
+                    for k in {kind, 1 - kind, 2, 255}:
+                        out.append(struct.pack(">iI", t, (k << 24) | (h & 0xFFFFFF)) + real[8:])
+    return out
+
+
+def test_prefix_copies_in_the_capture_loops_agree() -> None:
+    # RemotingHalf._whole_frames and the hot loop of wire.capture.hotpath write prefix_ok inline;
+    # the careful loop calls check_prefix. Each edge frame (then a good frame) must give the same
+    # rows and problems both ways, and as a capture file the same rows by feed and by the hot loop.
+    import tempfile
+    from pathlib import Path
+
+    from tests.capture.test_hotpath import _agree
+
+    good = frame(request(105, 8, {"topic": "U"}, b"", binary=False))
+    cases = _edge_frames()
+    assert len(cases) > 500
+    for data in cases:
+        data += good
+        assert _run(RemotingHalf, [data]) == _run(_CarefulHalf, [data]), data[:8].hex()
+    buf = io.BytesIO()
+    w = PcapWriter(buf, 1)
+    for n, data in enumerate(cases):
+        f = TcpFlow(w, ("10.0.0.1", 20000 + n), ("10.0.0.2", 10911))
+        f.handshake(1.0 + n)
+        f.send(1.1 + n, 0, data + good)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "edge.pcap"
+        path.write_bytes(buf.getvalue())
+        assert _agree(path) > len(cases)

@@ -23,7 +23,7 @@ from wire import (
     encode_command,
     split_frame,
 )
-from wire.framing import MAX_TOTAL_LENGTH, REMOTING_FRAME, check_prefix
+from wire.framing import MAX_TOTAL_LENGTH, REMOTING_FRAME, check_prefix, prefix_ok
 from wire.remoting import (
     decode_binary_header,
     decode_binary_header_construct,
@@ -330,10 +330,12 @@ def test_frame_buffer_prefix_shortcut_agrees_with_check_prefix(total: int, word:
     try:
         kind = check_prefix(total, word, skip, frame_index=0)
     except DecodeError as expected:
+        assert not prefix_ok(total, word)
         with pytest.raises(type(expected)) as got:
             fb.next_frame()
         assert str(got.value) == str(expected) and got.value.offset == expected.offset
         return
+    assert prefix_ok(total, word)
     frame = fb.next_frame()
     if 4 + total > len(data) - skip:
         assert frame is None

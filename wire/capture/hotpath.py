@@ -203,6 +203,7 @@ def decode_classic(dec: CaptureDecoder, source: ClassicPcap, *, batch: int = 256
                 hlen = word & 0xFFFFFF
                 kind = word >> 24
                 end = fp + 4 + tot
+                # copies wire.framing.prefix_ok (test_prefix_copies_in_the_capture_loops_agree)
                 if not (4 <= tot <= limit and hlen <= tot - 4 and kind <= 1) or end > fend:
                     break
                 hs = fp + 8

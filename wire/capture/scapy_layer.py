@@ -42,7 +42,7 @@ from scapy.packet import Packet, bind_layers
 
 from ..codes import RequestCode, ResponseCode
 from ..errors import DecodeError
-from ..framing import MAX_TOTAL_LENGTH, Frame
+from ..framing import PREFIX, Frame, prefix_ok
 from ..remoting import RemotingCommand, decode_frame, encode_command
 
 __all__ = ["HA_PORTS", "REMOTING_PORTS", "REQUEST_CODES", "RESPONSE_CODES", "RocketMQ", "RocketMQHAReport",
@@ -56,7 +56,6 @@ SERIALIZE_TYPES = {0: "JSON", 1: "ROCKETMQ"}
 REMOTING_PORTS = (9876, 10911, 10909)
 HA_PORTS = (10912,)
 
-_PREFIX = struct.Struct(">iI")
 
 
 class RocketMQ(Packet):
@@ -118,8 +117,8 @@ class RocketMQ(Packet):
         """For scapy's TCPSession: a frame once all its bytes are in, the rest as padding."""
         if len(data) < 8:
             return None  # not even the 8-byte prefix yet
-        total, word = _PREFIX.unpack_from(data)
-        if total < 4 or total > MAX_TOTAL_LENGTH or (word & 0xFFFFFF) > total - 4 or word >> 24 > 1:
+        total, word = PREFIX.unpack_from(data)
+        if not prefix_ok(total, word):
             return conf.raw_layer(data)
         return _whole(cls, data, 4 + total, metadata)
 

@@ -33,7 +33,7 @@ from collections import deque
 from typing import Any, Protocol
 
 from ..errors import DecodeError
-from ..framing import MAX_TOTAL_LENGTH, PREFIX, Frame, check_prefix
+from ..framing import MAX_TOTAL_LENGTH, PREFIX, Frame, check_prefix, prefix_ok
 from ..remoting import (
     FLAG_ONEWAY,
     FLAG_RESPONSE,
@@ -100,10 +100,10 @@ def plausible_frame_start(buf: bytes | bytearray, i: int, *,
     if i < 0 or i + 8 > n:
         return False
     total, word = PREFIX.unpack_from(buf, i)
+    if not prefix_ok(total, word, max_total_length):
+        return False
     hl = word & 0xFFFFFF
     kind = word >> 24
-    if total < 4 or total > max_total_length or hl > total - 4:
-        return False
     h = i + 8
     if kind == 0:
         if hl < 2:
@@ -268,7 +268,7 @@ class RemotingHalf(_Half):
         total: int
         word: int
         total, word = PREFIX.unpack_from(self.buf, self.pos)
-        if not (4 <= total <= self.max_total_length and (word & 0xFFFFFF) <= total - 4 and word >> 24 <= 1):
+        if not prefix_ok(total, word, self.max_total_length):
             return 0
         return 4 + total - pending
 
@@ -306,7 +306,7 @@ class RemotingHalf(_Half):
             hl = word & 0xFFFFFF
             kind = word >> 24
             end = pos + 4 + total
-            # the checks of check_prefix, as one test
+            # copies wire.framing.prefix_ok (test_prefix_copies_in_the_capture_loops_agree)
             if not (4 <= total <= limit and hl <= total - 4 and kind <= 1) or end > n:
                 break
             try:
