@@ -13,6 +13,7 @@ The public API lives here; callers never import construct objects or submodules'
 | message | properties, stored records, message ids, batches |
 | store | ConsumeQueue, file names, CommitLog scanning, checkpoint and index files |
 | ha | HA frames (4.x and AutoSwitch) and stream decoders |
+| pairing | requests and responses paired by opaque; the oneway rule (sans-IO) |
 | aio | the asyncio connection (the only module that opens sockets) |
 | capture | pcap/pcapng ingest and TCP reassembly |
 | admin | the admin client library: typed requests to name servers and brokers over ``aio`` |

@@ -8,7 +8,8 @@ into a sans-IO :class:`wire.FrameBuffer`; each decoded command is either
 
 * a **response** (flag bit 0): it completes the future registered under its ``opaque`` by
   :meth:`RemotingConnection.request` (Java's ``responseTable``; responses may come in any order,
-  so this is a dict, not a FIFO). A response nobody waits for is dropped, as Java drops it;
+  so this is a dict, not a FIFO: :class:`wire.pairing.Waiting`, the pairing rule the capture
+  decoder uses too). A response nobody waits for is dropped, as Java drops it;
 * a **request**: it is handed to the connection's ``handler``. Servers install one for every
   connection; clients install one to serve the requests brokers send them
   (NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE, …). The handler returns the response,
@@ -74,9 +75,9 @@ from . import fastjson
 from .codes import ResponseCode, SerializeType
 from .errors import RemoteProtocolError, WireError
 from .framing import MAX_TOTAL_LENGTH, Frame, FrameBuffer
+from .pairing import Waiting, expects_response, is_response
 from .remoting import (
     FLAG_ONEWAY,
-    FLAG_RESPONSE,
     RemotingCommand,
     decode_frame,
     decode_frame_off_loop,
@@ -215,7 +216,7 @@ class RemotingConnection(asyncio.Protocol):
         self.prepared: object = None
         self._offloading = 0  # bytes of the frame being decoded in a worker thread, 0 if none
         self._frames = FrameBuffer(max_total_length=max_total_length)
-        self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
+        self._pending: Waiting[asyncio.Future[RemotingCommand]] = Waiting()
         self._transport: asyncio.Transport | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._parked: dict[Coroutine[Any, Any, RemotingCommand | None], asyncio.Future[Any]] = {}
@@ -317,7 +318,7 @@ class RemotingConnection(asyncio.Protocol):
             cmd = decode_frame_off_loop(frame)
             offload = self.offload_bytes
             if (self.prepare is not None and offload is not None and len(frame.body) >= offload
-                    and not cmd.flag & FLAG_RESPONSE):
+                    and not is_response(cmd.flag)):
                 return cmd, self.prepare(self, cmd)
             return cmd, None
 
@@ -379,8 +380,8 @@ class RemotingConnection(asyncio.Protocol):
     # ------------------------------------------------------------------ dispatch
 
     def _dispatch(self, cmd: RemotingCommand) -> None:
-        if cmd.flag & FLAG_RESPONSE:
-            fut = self._pending.pop(cmd.opaque, None)
+        if is_response(cmd.flag):
+            fut = self._pending.answer(cmd.opaque)
             if fut is not None and not fut.done():
                 fut.set_result(cmd)
             return
@@ -469,7 +470,7 @@ class RemotingConnection(asyncio.Protocol):
         self._reply(cmd, result)
 
     def _reply(self, request: RemotingCommand, response: RemotingCommand | None) -> None:
-        if response is None or request.flag & FLAG_ONEWAY:
+        if response is None or not expects_response(request.flag):
             return
         if response.opaque != request.opaque:
             response = response.replace(opaque=request.opaque)
@@ -549,7 +550,7 @@ class RemotingConnection(asyncio.Protocol):
         if cmd.opaque != opaque or cmd.flag & FLAG_ONEWAY:
             cmd = cmd.replace(opaque=opaque, flag=cmd.flag & ~FLAG_ONEWAY)
         fut: asyncio.Future[RemotingCommand] = asyncio.get_running_loop().create_future()
-        self._pending[opaque] = fut
+        self._pending.expect(cmd.flag, opaque, fut)
         try:
             self.send(cmd)
             return await asyncio.wait_for(fut, timeout)

@@ -218,7 +218,7 @@ def _half(h: Any) -> tuple[Any, ...]:
 
 def _state(dec: CaptureDecoder) -> tuple[Any, ...]:
     convs = [tuple(getattr(c, k) for k in c.__slots__ if k != "capture") for c in dec.conversations]
-    handlers = [(c.handler.early, c.handler.ended, c.handler.pending,
+    handlers = [(c.handler.early, c.handler.ended, c.handler.pairing.waiting,
                  [_half(h) for h in c.handler.halves or ()]) for c in dec.reassembler.connections]
     halves = ("base", "nxt", "acked", "ooo_bytes", "fin", "started", "ended", "delivered", "missing",
               "retransmitted", "late", "segments", "last_ts")

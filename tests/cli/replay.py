@@ -1,7 +1,8 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """Replaying captured Java answers to the admin library, without sockets.
 
-:func:`exchanges` pairs the requests and responses of a capture (per TCP connection, by opaque).
+:func:`exchanges` pairs the requests and responses of a capture (per TCP connection, by opaque,
+with :func:`wire.pairing.pair_by_opaque`).
 :class:`ReplayClient` is an :class:`~wire.admin.client.AdminClient` whose :meth:`invoke` answers
 each request with the response the official Java server gave to the matching captured request
 (same server address and request code, and the same values for the ext fields that identify
@@ -20,6 +21,7 @@ from tests.pcaputil import streams
 from wire import DecodeError, FrameBuffer, RemotingCommand, decode_frame
 from wire.admin.client import AdminClient
 from wire.aio import ConnectError
+from wire.pairing import pair_by_opaque
 
 #: the ext fields that tell two requests of one code apart
 IDENTITY: dict[int, tuple[str, ...]] = {
@@ -59,12 +61,12 @@ def exchanges(pcap: Path) -> list[Exchange]:
         back = dirs.get((d.dst, d.dport, d.src, d.sport))
         if back is None or d.gaps or back.gaps:
             continue
-        requests = [c for c in _commands(bytes(d.data)) if not c.is_response]
-        responses = {c.opaque: c for c in _commands(bytes(back.data)) if c.is_response}
-        for req in requests:
-            resp = responses.get(req.opaque)
-            if resp is not None:
-                out.append(Exchange(f"{d.dst}:{d.dport}", req, resp, d.first_ts))
+        # this direction's requests, then the other direction's answers, paired as wire.pairing
+        # pairs them (requests the server sent are paired when the loop gets to their direction)
+        sent = [(0, c) for c in _commands(bytes(d.data))] + [(1, c) for c in _commands(bytes(back.data))]
+        index = {id(c): i for i, (_d, c) in enumerate(sent)}
+        for req, resp in sorted(pair_by_opaque(sent), key=lambda p: index[id(p[0])]):
+            out.append(Exchange(f"{d.dst}:{d.dport}", req, resp, d.first_ts))
     out.sort(key=lambda e: e.time)
     return out
 

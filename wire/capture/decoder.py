@@ -15,7 +15,8 @@ of the same capture. Bytes wait in a small per-connection buffer until the decis
 
 Requests and responses are told apart by flag bit 0, never by port (brokers send requests to
 clients too), and a response is paired with the request of the same connection and opaque that
-travelled the other way; oneway requests (flag bit 1) are never paired.
+travelled the other way; oneway requests (flag bit 1) are never paired (:mod:`wire.pairing`, the
+rule :mod:`wire.aio` follows too).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from typing import Any
 from ..codes import LanguageCode
 from ..errors import DecodeError
 from ..framing import MAX_TOTAL_LENGTH, PREFIX
-from ..remoting import FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand, decode_command
+from ..pairing import Pairing, is_response
+from ..remoting import RemotingCommand, decode_command
 from .packets import PacketError, parse_packet
 from .ports import ROLES, PortRoles
 from .records import CaptureSource
@@ -47,7 +49,7 @@ SNIFF_LIMIT = 1024 * 1024
 class ConnectionDecoder:
     """The reassembler's handler for one connection: classifies it, then feeds its two halves."""
 
-    __slots__ = ("cap", "tcp", "conv", "halves", "pending", "expected", "early", "early_bytes", "next_try",
+    __slots__ = ("cap", "tcp", "conv", "halves", "pairing", "expected", "early", "early_bytes", "next_try",
                  "ended")
 
     def __init__(self, cap: CaptureDecoder, tcp: TcpConnection) -> None:
@@ -58,7 +60,8 @@ class ConnectionDecoder:
         self.conv = Conversation(tcp.index, cap.capture, tcp.client, tcp.client_port, tcp.server,
                                  tcp.server_port, role, self.expected or "unknown", tcp.first_ts, tcp.syn)
         cap.conversations.append(self.conv)
-        self.pending: tuple[dict[int, CommandRow], dict[int, CommandRow]] = ({}, {})
+        #: the requests of each direction that wait for their response (wire.pairing)
+        self.pairing: Pairing[CommandRow] = Pairing()
         self.halves: list[Any] | None = None
         #: (direction, event, args) received before the protocol was decided
         self.early: list[tuple[int, str, tuple[Any, ...]]] = []
@@ -110,7 +113,7 @@ class ConnectionDecoder:
                                     f"{self.conv.describe(direction)}: {late:,} bytes from before the first "
                                     "byte seen of a connection joined midway were dropped", late))
         if all(self.ended):
-            self.conv.unanswered = len(self.pending[0]) + len(self.pending[1])
+            self.conv.unanswered = self.pairing.unanswered
             self.conv.last_ts = max(self.conv.last_ts, self.tcp.last_ts)
 
     # ------------------------------------------------------------------ FrameSink
@@ -120,15 +123,14 @@ class ConnectionDecoder:
         cap = self.cap
         cap.number += 1
         flag = command.flag
-        if flag & FLAG_RESPONSE:
-            req = self.pending[1 - direction].pop(command.opaque, None)
+        if is_response(flag):
+            req = self.pairing.response(direction, command.opaque)
             row = CommandRow(ts, ts_end, self.conv, direction, offset, index, size, record, header_length,
                              command, req, cap.number)
         else:
             row = CommandRow(ts, ts_end, self.conv, direction, offset, index, size, record, header_length,
                              command, None, cap.number)
-            if not flag & FLAG_ONEWAY:
-                self.pending[direction][command.opaque] = row
+            self.pairing.request(direction, flag, command.opaque, row)
         if command.version > cap.java_version and command.language is LanguageCode.JAVA:
             cap.java_version = command.version
         cap.rows.append(row)

@@ -226,17 +226,19 @@ def decode_classic(dec: CaptureDecoder, source: ClassicPcap, *, batch: int = 256
                 index = half.index
                 half.index = index + 1
                 conv.frames[d] += 1
-                # ConnectionDecoder.command
+                # ConnectionDecoder.command, with wire.pairing.Pairing.response/request written out
+                # on its per-direction dicts (test_hot_loop_agrees_with_feed holds them together)
                 dec.number = rn = dec.number + 1
                 flag = cmd.flag
+                waiting = handler.pairing.waiting
                 if flag & 1:
                     row = _new_tuple(CommandRow, (ts, ts, conv, d, off + fp - q, index, 4 + tot, number, hlen,
-                                                  cmd, handler.pending[1 - d].pop(cmd.opaque, None), rn))
+                                                  cmd, waiting[1 - d].pop(cmd.opaque, None), rn))
                 else:
                     row = _new_tuple(CommandRow, (ts, ts, conv, d, off + fp - q, index, 4 + tot, number, hlen,
                                                   cmd, None, rn))
                     if not flag & 2:
-                        handler.pending[d][cmd.opaque] = row
+                        waiting[d][cmd.opaque] = row
                 if cmd.version > dec.java_version and cmd.language is _JAVA:
                     dec.java_version = cmd.version
                 rows.append(row)
