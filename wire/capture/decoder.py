@@ -29,7 +29,7 @@ from typing import Any
 from ..codes import LanguageCode
 from ..errors import DecodeError
 from ..framing import MAX_TOTAL_LENGTH, PREFIX
-from ..pairing import Pairing, is_response
+from ..pairing import Pairing, Waiting, is_response
 from ..remoting import RemotingCommand, decode_command
 from .packets import PacketError, parse_packet
 from .ports import ROLES, PortRoles
@@ -73,6 +73,11 @@ class ConnectionDecoder:
         elif self.expected == "other":
             self.conv.protocol = "other"
             self.early = []
+
+    @property
+    def pending(self) -> tuple[Waiting[CommandRow], Waiting[CommandRow]]:
+        """The requests of each direction still waiting for their response, keyed by opaque."""
+        return self.pairing.waiting
 
     # ------------------------------------------------------------------ StreamHandler
 
