@@ -15,14 +15,12 @@ into a sans-IO :class:`wire.FrameBuffer`; each decoded command is either
   (NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE, …). The handler returns the response,
   ``None`` for no response, or an awaitable of either (long polling, group commit): plain return
   values are written at once, awaitables run as tasks so that one slow request never stalls the
-  others on the same connection. A coroutine is first run up to its first suspension in place,
-  as an eager task would be (Python 3.12's ``eager_task_factory``): the many that never suspend
-  (a send in ASYNC_FLUSH) are answered without a task. One that waits on a future (a group
-  commit, a parked pull) is resumed by that future's done callback, as a task's wake-up would,
-  still without a task; only other kinds of suspension (a bare ``await asyncio.sleep(0)``) get
-  one. Outside a task, ``asyncio.current_task()`` is ``None``: handlers must not rely on it (nor
-  on ``asyncio.timeout``, which needs it); a connection close cancels the future a handler waits
-  on, so the handler sees CancelledError as a cancelled task would. Oneway requests
+  others on the same connection. A coroutine runs as an eager task (:func:`_run_eagerly`): up to
+  its first suspension in place, so that the many that never suspend (a send in ASYNC_FLUSH) are
+  answered in the same dispatch batch. Python 3.12+ has ``asyncio.eager_task_factory`` for this;
+  on 3.11 one small function does the same without a task while it can (see its notes: handlers
+  there see no current task). A connection close cancels the handlers still running, which see
+  CancelledError and answer nothing. Oneway requests
   (flag bit 1) never get a response. A handler that raises produces SYSTEM_ERROR with the
   exception's text, as ``NettyRemotingAbstract`` does.
 
@@ -63,6 +61,7 @@ import gc
 import inspect
 import itertools
 import logging
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator
@@ -218,7 +217,7 @@ class RemotingConnection(asyncio.Protocol):
         self._frames = FrameBuffer(max_total_length=max_total_length)
         self._pending: Waiting[asyncio.Future[RemotingCommand]] = Waiting()
         self._transport: asyncio.Transport | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Future[Any]] = set()
         self._parked: dict[Coroutine[Any, Any, RemotingCommand | None], asyncio.Future[Any]] = {}
         self._can_write: asyncio.Event | None = None
         self._out: list[bytes] = []
@@ -396,7 +395,7 @@ class RemotingConnection(asyncio.Protocol):
         if result is None or type(result) is RemotingCommand:
             self._reply(cmd, result)
         elif type(result) is CoroutineType:
-            self._step(cmd, result)
+            _run_eagerly(self, cmd, result)
         elif inspect.isawaitable(result):
             self._spawn(cmd, result)
         else:
@@ -407,67 +406,26 @@ class RemotingConnection(asyncio.Protocol):
         """Handler calls still running (suspended coroutines and tasks), whose answers are due."""
         return len(self._tasks) + len(self._parked)
 
-    def _step(self, cmd: RemotingCommand, coro: Coroutine[Any, Any, RemotingCommand | None]) -> None:
-        """Run a handler's coroutine up to its first suspension right here, as an eager task
-        would: most finish without one (a send in ASYNC_FLUSH, a pull that finds messages) and
-        are answered in this dispatch batch, with no task, no extra loop pass and no callbacks.
-        One that suspends goes on from where it stopped (:meth:`_park`)."""
-        try:
-            yielded = coro.send(None)
-        except StopIteration as stop:
-            self._reply(cmd, stop.value)
-            return
-        except asyncio.CancelledError:
-            return  # as a cancelled task: no answer
-        except Exception as exc:
-            log.exception("handler failed for %s", cmd)
-            self._reply(cmd, cmd.response(ResponseCode.SYSTEM_ERROR, _describe(exc)))
-            return
-        self._park(cmd, coro, yielded)
+    def _handler_failed(self, cmd: RemotingCommand, exc: BaseException) -> None:
+        # mirrors NettyRemotingAbstract: SYSTEM_ERROR with the exception text
+        log.error("handler failed for %s", cmd, exc_info=exc)
+        self._reply(cmd, cmd.response(ResponseCode.SYSTEM_ERROR, _describe(exc)))
 
-    def _park(self, cmd: RemotingCommand, coro: Coroutine[Any, Any, RemotingCommand | None],
-              yielded: Any) -> None:
-        """A suspended handler coroutine waits for what it yielded. A future of this loop (a group
-        commit's flush, a parked pull) resumes it from its done callback, as a task's wake-up
-        would, without a task; anything else (a bare yield) hands the rest to a task."""
-        if (yielded is not None and getattr(yielded, "_asyncio_future_blocking", False)
-                and yielded.get_loop() is asyncio.get_running_loop()):
-            yielded._asyncio_future_blocking = False
-            self._parked[coro] = yielded
-            yielded.add_done_callback(functools.partial(self._wake, cmd, coro))
+    def _task_done(self, cmd: RemotingCommand, task: asyncio.Future[RemotingCommand | None]) -> None:
+        """A handler's task ended: its answer, SYSTEM_ERROR for an exception, nothing if cancelled."""
+        self._tasks.discard(task)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            self._handler_failed(cmd, exc)
         else:
-            self._spawn(cmd, _Resumed(coro, yielded))
-
-    def _wake(self, cmd: RemotingCommand, coro: Coroutine[Any, Any, RemotingCommand | None],
-              fut: asyncio.Future[Any]) -> None:
-        self._parked.pop(coro, None)
-        try:
-            yielded = coro.send(None)
-        except StopIteration as stop:
-            self._reply(cmd, stop.value)
-            return
-        except asyncio.CancelledError:
-            return
-        except Exception as exc:
-            log.exception("handler failed for %s", cmd)
-            self._reply(cmd, cmd.response(ResponseCode.SYSTEM_ERROR, _describe(exc)))
-            return
-        self._park(cmd, coro, yielded)
+            self._reply(cmd, task.result())
 
     def _spawn(self, cmd: RemotingCommand, pending: Awaitable[RemotingCommand | None]) -> None:
-        task = asyncio.ensure_future(self._finish(cmd, pending))
+        task = asyncio.ensure_future(pending)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _finish(self, cmd: RemotingCommand, pending: Awaitable[RemotingCommand | None]) -> None:
-        try:
-            result = await pending
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.exception("handler failed for %s", cmd)
-            result = cmd.response(ResponseCode.SYSTEM_ERROR, _describe(exc))
-        self._reply(cmd, result)
+        task.add_done_callback(functools.partial(self._task_done, cmd))
 
     def _reply(self, request: RemotingCommand, response: RemotingCommand | None) -> None:
         if response is None or not expects_response(request.flag):
@@ -592,8 +550,64 @@ class RemotingConnection(asyncio.Protocol):
         await self.aclose()
 
 
+if sys.version_info >= (3, 12):
+
+    def _run_eagerly(conn: RemotingConnection, cmd: RemotingCommand,
+                     coro: Coroutine[Any, Any, RemotingCommand | None]) -> None:
+        """Run a handler's coroutine as an eager task (``asyncio.eager_task_factory``): up to its
+        first suspension right here, so that one that never suspends (a send in ASYNC_FLUSH, a
+        pull that finds messages) is answered in this dispatch batch, with no loop pass; one that
+        suspends goes on as the task it already is."""
+        task = asyncio.eager_task_factory(asyncio.get_running_loop(), coro)
+        if task.done():
+            conn._task_done(cmd, task)
+        else:
+            conn._tasks.add(task)
+            task.add_done_callback(functools.partial(conn._task_done, cmd))
+
+else:
+
+    def _run_eagerly(conn: RemotingConnection, cmd: RemotingCommand,
+                     coro: Coroutine[Any, Any, RemotingCommand | None]) -> None:
+        """Python 3.11 has no eager tasks: this does what one would, without a task while it can.
+
+        One step of the coroutine runs right here; one that finishes is answered in this dispatch
+        batch. One that waits on a future of this loop (a group commit's flush, a parked pull) is
+        resumed by that future's done callback with the next step, as a task's wake-up would; the
+        connection keeps it in ``_parked`` so that closing cancels the future it waits on. Anything
+        else it yields (a bare ``await asyncio.sleep(0)``) hands the rest to a task
+        (:class:`_Resumed`). This is the one place that uses asyncio's private future protocol: a
+        future a coroutine yields has ``_asyncio_future_blocking`` set, which the task waiting on it
+        clears, as we do. Handlers run this way see no current task, so they must not rely on
+        ``asyncio.current_task()`` or ``asyncio.timeout`` (nor ``wait_for``, which uses it on 3.12+);
+        on 3.12+ they run as real tasks.
+        """
+        try:
+            yielded = coro.send(None)
+        except StopIteration as stop:
+            conn._reply(cmd, stop.value)
+            return
+        except asyncio.CancelledError:
+            return  # as a cancelled task: no answer
+        except Exception as exc:
+            conn._handler_failed(cmd, exc)
+            return
+        if (yielded is not None and getattr(yielded, "_asyncio_future_blocking", False)
+                and yielded.get_loop() is asyncio.get_running_loop()):
+            yielded._asyncio_future_blocking = False
+            conn._parked[coro] = yielded
+
+            def wake(_fut: asyncio.Future[Any]) -> None:
+                conn._parked.pop(coro, None)
+                _run_eagerly(conn, cmd, coro)
+
+            yielded.add_done_callback(wake)
+        else:
+            conn._spawn(cmd, _Resumed(coro, yielded))
+
+
 class _Resumed:
-    """The rest of a coroutine whose first step already ran (:meth:`RemotingConnection._step`):
+    """The rest of a coroutine whose first step already ran (:func:`_run_eagerly`, Python 3.11):
     awaiting it hands the task what the coroutine yielded (a future it waits on, or ``None`` for a
     bare yield), then passes whatever the task sends or throws (a cancellation) back in."""
 
