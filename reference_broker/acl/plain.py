@@ -50,7 +50,7 @@ import yaml
 
 from wire import DecodeError, RemotingCommand, RequestCode
 from wire.acl import ACCESS_KEY, SECURITY_TOKEN, SIGNATURE, UNIQUE_MSG_QUERY_FLAG, sign, signed_content
-from wire.message import java_hashmap_order
+from wire.java import java_hash_order
 
 from .addresses import AddressPattern, PatternError, parse_pattern
 
@@ -396,7 +396,7 @@ class PlainAcl:
             return
         if not account.perms and account.admin:
             return
-        for resource in java_hashmap_order(needed):
+        for resource in java_hash_order(needed):
             perm = needed[resource]
             is_group = resource.startswith(RETRY_PREFIX)
             what = f"group:{resource[len(RETRY_PREFIX):]}" if is_group else f"topic:{resource}"
