@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wire import DecodeError, RemotingCommand, ResponseCode, SerializeType
+from wire import DecodeError, RemotingCommand, RequestCode, ResponseCode, SerializeType
 from wire.aio import HandlerResult, RemotingConnection
 from wire.bodies.acl import AclConfig, PlainAccessConfig
 from wire.headers import (
@@ -137,9 +137,9 @@ def get_broker_cluster_acl_config(broker: Broker, conn: RemotingConnection,
 
 
 HANDLERS: dict[int, BrokerHandler] = {
-    50: update_and_create_acl_config,
-    51: delete_acl_config,
-    52: get_broker_cluster_acl_info,
-    53: update_global_white_addrs_config,
-    54: get_broker_cluster_acl_config,
+    RequestCode.UPDATE_AND_CREATE_ACL_CONFIG: update_and_create_acl_config,
+    RequestCode.DELETE_ACL_CONFIG: delete_acl_config,
+    RequestCode.GET_BROKER_CLUSTER_ACL_INFO: get_broker_cluster_acl_info,
+    RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG: update_global_white_addrs_config,
+    RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG: get_broker_cluster_acl_config,
 }
