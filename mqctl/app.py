@@ -21,7 +21,8 @@ from .output import FORMATS
 
 app = typer.Typer(
     name="mqctl",
-    help="Speak Apache RocketMQ's wire protocol: operate clusters, run reference servers, decode and analyse captures.",
+    help="Speak Apache RocketMQ's wire protocol: operate clusters, run reference servers, decode and "
+         "analyse captures.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},

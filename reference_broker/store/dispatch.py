@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 
+from wire.message import TRANSACTION_TYPE_MASK, TransactionType
 from wire.message.delay import SCHEDULE_TOPIC, schedule_tags_code
 
 from . import _codec
@@ -53,9 +54,10 @@ ReplicaWaiter = Callable[[int], Awaitable[PutStatus]]
 #: queue offset, properties, sysFlag (``DispatchRequest``)
 DispatchRequest = tuple[str, int, int, int, int, int, Mapping[str, str], int]
 
-TRAN_MASK = int(_codec.MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
+TRAN_MASK = TRANSACTION_TYPE_MASK
+_ROLLBACK = int(TransactionType.TRANSACTION_ROLLBACK_TYPE)
 #: transaction types whose messages get no ConsumeQueue unit and take queue offset 0
-HELD_TRAN_TYPES = (int(_codec.MessageSysFlag.TRANSACTION_PREPARED_TYPE), TRAN_MASK)
+HELD_TRAN_TYPES = (int(TransactionType.TRANSACTION_PREPARED_TYPE), _ROLLBACK)
 _KEYS = MessageConst.PROPERTY_KEYS
 _UNIQ_KEY = MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 
@@ -126,7 +128,7 @@ class Dispatcher(Room):
                     log.exception("arrival listener %r failed", afn)
         if self._index_enable:
             self.index.build_index(topic, commit_offset, store_timestamp, props.get(_KEYS),
-                                   props.get(_UNIQ_KEY), tran == TRAN_MASK)
+                                   props.get(_UNIQ_KEY), tran == _ROLLBACK)
         if store_timestamp > self.last_store_ts:
             self.last_store_ts = store_timestamp
 
