@@ -14,7 +14,7 @@ import pytest
 import wire.aio
 from reference_broker.broker import HANDLERS, Broker
 from reference_broker.broker.processors import send
-from reference_broker.store import MessageStore
+from reference_broker.store import MessageStore, _codec
 from tests.broker.helpers import run, running_broker, send_request
 from wire import FrameBuffer, RequestCode, ResponseCode, decode_frame, encode_command, split_frame
 from wire.message import decode_messages
@@ -28,15 +28,6 @@ def test_send_message_v2_crosses_each_layer_once(tmp_path: Path, monkeypatch: py
         def call(*args: Any, **kwargs: Any) -> Any:
             steps.append(name)
             return fn(*args, **kwargs)
-        return call
-
-    def traced_async(name: str, fn: Any) -> Any:
-        @functools.wraps(fn)
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            steps.append(name)
-            result = await fn(*args, **kwargs)
-            steps.append(f"{name} returned")
-            return result
         return call
 
     real_next = FrameBuffer.next_frame
@@ -54,7 +45,9 @@ def test_send_message_v2_crosses_each_layer_once(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(Broker, "_handle", traced("broker: _handle", Broker._handle))
     monkeypatch.setitem(HANDLERS, RequestCode.SEND_MESSAGE_V2,
                         traced("processor: send_message", HANDLERS[RequestCode.SEND_MESSAGE_V2]))
-    monkeypatch.setattr(MessageStore, "put_message", traced_async("store: put_message", MessageStore.put_message))
+    monkeypatch.setattr(MessageStore, "put", traced("store: put", MessageStore.put))
+    monkeypatch.setattr(_codec, "encode_record_fields", traced("wire: encode_record_fields",
+                                                               _codec.encode_record_fields))
     monkeypatch.setattr(send, "put_status_response", traced("processor: put_status_response",
                                                              send.put_status_response))
     monkeypatch.setattr(wire.aio, "encode_command", traced("remoting: encode_command", wire.aio.encode_command))
@@ -76,8 +69,8 @@ def test_send_message_v2_crosses_each_layer_once(tmp_path: Path, monkeypatch: py
                 "remoting: decode_frame",
                 "broker: _handle",
                 "processor: send_message",
-                "store: put_message",
-                "store: put_message returned",
+                "store: put",
+                "wire: encode_record_fields",
                 "processor: put_status_response",
                 "remoting: encode_command",
             ]
