@@ -12,13 +12,6 @@ from dataclasses import dataclass, field
 
 from ..headers import _PB, CustomHeader, _nn, _opt
 
-__all__ = [
-    "CreateAccessConfigRequestHeader",
-    "DeleteAccessConfigRequestHeader",
-    "GetBrokerAclConfigResponseHeader",
-    "UpdateGlobalWhiteAddrsConfigRequestHeader",
-]
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateAccessConfigRequestHeader(CustomHeader):

@@ -20,18 +20,6 @@ from ..headers import (
     _opt,
 )
 
-__all__ = [
-    "CreateTopicRequestHeader",
-    "DeleteSubscriptionGroupRequestHeader",
-    "DeleteTopicRequestHeader",
-    "GetAllTopicConfigResponseHeader",
-    "GetBrokerConfigResponseHeader",
-    "GetConsumeStatsRequestHeader",
-    "GetConsumerConnectionListRequestHeader",
-    "GetProducerConnectionListRequestHeader",
-    "GetTopicStatsInfoRequestHeader",
-]
-
 # ---------------------------------------------------------------------------------------- admin
 
 

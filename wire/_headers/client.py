@@ -24,42 +24,6 @@ from ..headers import (
     _opt,
 )
 
-__all__ = [
-    "CheckTransactionStateRequestHeader",
-    "ConsumerSendMsgBackRequestHeader",
-    "EndTransactionRequestHeader",
-    "GetConsumerListByGroupRequestHeader",
-    "GetConsumerListByGroupResponseHeader",
-    "GetEarliestMsgStoretimeRequestHeader",
-    "GetEarliestMsgStoretimeResponseHeader",
-    "GetMaxOffsetRequestHeader",
-    "GetMaxOffsetResponseHeader",
-    "GetMinOffsetRequestHeader",
-    "GetMinOffsetResponseHeader",
-    "HeartbeatRequestHeader",
-    "LockBatchMqRequestHeader",
-    "NotifyConsumerIdsChangedRequestHeader",
-    "PullMessageRequestHeader",
-    "PullMessageResponseHeader",
-    "QueryConsumerOffsetRequestHeader",
-    "QueryConsumerOffsetResponseHeader",
-    "QueryMessageRequestHeader",
-    "QueryMessageResponseHeader",
-    "QueryTopicConsumeByWhoRequestHeader",
-    "SearchOffsetRequestHeader",
-    "SearchOffsetResponseHeader",
-    "SendMessageRequestHeader",
-    "SendMessageRequestHeaderV2",
-    "SendMessageResponseHeader",
-    "UnlockBatchMqRequestHeader",
-    "UnregisterClientRequestHeader",
-    "UnregisterClientResponseHeader",
-    "UpdateConsumerOffsetRequestHeader",
-    "UpdateConsumerOffsetResponseHeader",
-    "ViewMessageRequestHeader",
-    "ViewMessageResponseHeader",
-]
-
 # ---------------------------------------------------------------------------------------- send
 
 

@@ -20,33 +20,6 @@ from ..headers import (
     _opt,
 )
 
-__all__ = [
-    "AddBrokerRequestHeader",
-    "AlterSyncStateSetRequestHeader",
-    "AlterSyncStateSetResponseHeader",
-    "ApplyBrokerIdRequestHeader",
-    "ApplyBrokerIdResponseHeader",
-    "BrokerHeartbeatRequestHeader",
-    "CleanControllerBrokerDataRequestHeader",
-    "ElectMasterRequestHeader",
-    "ElectMasterResponseHeader",
-    "ExchangeHAInfoRequestHeader",
-    "ExchangeHAInfoResponseHeader",
-    "GetBrokerMemberGroupRequestHeader",
-    "GetMetaDataResponseHeader",
-    "GetNextBrokerIdRequestHeader",
-    "GetNextBrokerIdResponseHeader",
-    "GetReplicaInfoRequestHeader",
-    "GetReplicaInfoResponseHeader",
-    "GetSyncStateDataRequest",
-    "NotifyBrokerRoleChangedRequestHeader",
-    "NotifyMinBrokerIdChangeRequestHeader",
-    "RegisterBrokerToControllerRequestHeader",
-    "RegisterBrokerToControllerResponseHeader",
-    "RemoveBrokerRequestHeader",
-    "ResetMasterFlushOffsetHeader",
-]
-
 # ------------------------------------------------------------------------------ 5.x broker group / HA
 
 

@@ -20,26 +20,6 @@ from ..headers import (
     _opt,
 )
 
-__all__ = [
-    "AddWritePermOfBrokerRequestHeader",
-    "AddWritePermOfBrokerResponseHeader",
-    "DeleteKVConfigRequestHeader",
-    "DeleteTopicFromNamesrvRequestHeader",
-    "GetKVConfigRequestHeader",
-    "GetKVConfigResponseHeader",
-    "GetKVListByNamespaceRequestHeader",
-    "GetRouteInfoRequestHeader",
-    "GetTopicsByClusterRequestHeader",
-    "PutKVConfigRequestHeader",
-    "QueryDataVersionRequestHeader",
-    "QueryDataVersionResponseHeader",
-    "RegisterBrokerRequestHeader",
-    "RegisterBrokerResponseHeader",
-    "UnRegisterBrokerRequestHeader",
-    "WipeWritePermOfBrokerRequestHeader",
-    "WipeWritePermOfBrokerResponseHeader",
-]
-
 # ---------------------------------------------------------------------------------------- name server
 
 
