@@ -440,4 +440,7 @@ HANDLERS: dict[int, BrokerHandler] = {
 }
 
 #: request code -> the decoding of its body (run off the event loop for a large body)
-BODIES: BodyDecoders = {25: _config_changes, 200: _group_config}
+BODIES: BodyDecoders = {
+    RequestCode.UPDATE_BROKER_CONFIG: _config_changes,
+    RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: _group_config,
+}

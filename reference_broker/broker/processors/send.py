@@ -652,4 +652,4 @@ HANDLERS: dict[int, BrokerHandler] = {
 
 #: request code -> the decoding of its body (run off the event loop for a large body): a batch
 #: (the body of a single message is stored as it is)
-BODIES: BodyDecoders = {320: _batch_entries}
+BODIES: BodyDecoders = {RequestCode.SEND_BATCH_MESSAGE: _batch_entries}

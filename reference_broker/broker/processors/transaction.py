@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from wire import RequestCode
+
 from ..transaction import end_transaction
 from .common import BrokerHandler
 
 __all__ = ["HANDLERS"]
 
-HANDLERS: dict[int, BrokerHandler] = {37: end_transaction}
+HANDLERS: dict[int, BrokerHandler] = {RequestCode.END_TRANSACTION: end_transaction}
