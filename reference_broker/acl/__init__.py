@@ -19,6 +19,7 @@ from typing import Any
 
 from wire import RemotingCommand, RequestCode, ResponseCode, SerializeType
 
+from ..periodic import log_failure
 from .addresses import AddressPattern, PatternError, parse_pattern
 from .plain import ADMIN_CODES, Account, AclConfigError, AclDenied, PlainAcl
 
@@ -90,8 +91,9 @@ class AclGuard:
             await asyncio.sleep(self.acl.watch_interval)
             try:
                 self.acl.reload_if_changed()
-            except Exception:  # the watcher never stops the server
-                log.exception("%s: reading the ACL files failed", self.name)
+            except Exception as exc:  # the watcher never stops the server
+                # a file that cannot be read is one line (a bad one is the loader's AclConfigError)
+                log_failure(log, f"{self.name}: reading the ACL files", exc, (OSError,))
 
     def refusal(self, peer_host: str, request: RemotingCommand,
                 decode_heartbeat: Callable[[RemotingCommand], Any] | None = None) -> RemotingCommand | None:

@@ -102,7 +102,7 @@ class BrokerOuterAPI:
         if not self.namesrv_addrs:
             return []
         header, body = self.build_register(identity, topics, compressed=compressed)
-        cmd = request(103, header, body)
+        cmd = request(RequestCode.REGISTER_BROKER, header, body)
         results = await asyncio.gather(*(self._register_one(a, cmd, oneway) for a in self.namesrv_addrs))
         return [r for r in results if r is not None]
 
@@ -172,7 +172,7 @@ class BrokerOuterAPI:
         for addr in self.namesrv_addrs:
             try:
                 conn = await self._connection(addr)
-                response = await conn.request(request(104, header), timeout=3.0)
+                response = await conn.request(request(RequestCode.UNREGISTER_BROKER, header), timeout=3.0)
                 if response.code == ResponseCode.SUCCESS:
                     log.info("unregisterBroker OK, NamesrvAddr: %s", addr)
                 else:

@@ -16,8 +16,9 @@ slave can take over delivery where the master left it. Delivery runs on a master
 The service reads its queue through the store's typed lookup of a queue's message rather than
 ``get_messages``, so that its reads do not count as consumer traffic in the statistics.
 
-A level's task outlives a bad turn, as Java's timer task does: an error it did not expect is
-logged with its traceback and the level tries again after ``DELAY_FOR_A_PERIOD``.
+A level's task outlives a bad turn, as Java's timer task does, and tries again after
+``DELAY_FOR_A_PERIOD``: a failure it expects (``EXPECTED_FAILURES``: the store's own errors, a
+disk's) is one error line; anything else is a bug of ours and is logged with its traceback.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from wire.bodies import DelayOffsetSerializeWrapper
 from wire.message import MessageConst, MessageSysFlag, StoredMessage
 from wire.message.delay import delay_level_queue_id, deliver_timestamp
 
-from ..store import MessageStore, MessageToStore, PutResult, PutStatus
+from ..periodic import log_failure
+from ..store import MessageStore, MessageToStore, PutResult, PutStatus, StoreError
 from . import constants as C
 from .configfile import ConfigFile
 from .props import java_properties_text
@@ -48,6 +50,9 @@ DELAY_FOR_A_WHILE_S = 0.1
 DELAY_FOR_A_PERIOD_S = 10.0
 #: an idle level re-checks its queue at least this often (the dispatch listener wakes it sooner)
 IDLE_RECHECK_S = 1.0
+#: what a level's turn may meet that is not a bug of ours: the store refused (closed, a file it
+#: cannot use) or the disk failed; one error line each, a traceback for anything else
+EXPECTED_FAILURES: tuple[type[Exception], ...] = (StoreError, OSError)
 _HOST_V6 = int(MessageSysFlag.BORNHOST_V6_FLAG) | int(MessageSysFlag.STOREHOSTADDRESS_V6_FLAG)
 
 
@@ -157,8 +162,9 @@ class ScheduleMessageService(ConfigFile):
                     await self._sleep(level, pause)
                 elif not await pause:
                     await asyncio.sleep(DELAY_FOR_A_WHILE_S)
-            except Exception:  # mirrors DeliverDelayedMessageTimerTask.run: log, try again later
-                log.exception("ScheduleMessageService, executeOnTimeup exception (level %d)", level)
+            except Exception as exc:  # mirrors DeliverDelayedMessageTimerTask.run: log, try again later
+                log_failure(log, f"ScheduleMessageService, executeOnTimeup (level {level})", exc,
+                            EXPECTED_FAILURES)
                 await asyncio.sleep(DELAY_FOR_A_PERIOD_S)
 
     def _step(self, level: int) -> float | Awaitable[bool]:

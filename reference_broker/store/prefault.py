@@ -26,6 +26,7 @@ import os
 from collections.abc import Callable
 from typing import cast
 
+from ..periodic import log_failure
 from ._syncer import JobThread
 from .mapped_file import MappedFile
 
@@ -96,8 +97,8 @@ class Prefaulter(JobThread[tuple[MappedFile, int, int]]):
                     return
                 try:
                     self._advise(f, pos, n)
-                except Exception:  # the writer does without: it faults the pages itself
-                    log.exception("%s: pre-faulting %d bytes at %d failed", f.path.name, n, pos)
+                except Exception as exc:  # the writer does without: it faults the pages itself
+                    log_failure(log, f"{f.path.name}: pre-faulting {n} bytes at {pos}", exc, (OSError,))
                     return
             pos += n
 

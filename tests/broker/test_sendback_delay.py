@@ -5,8 +5,14 @@
 from __future__ import annotations
 
 import asyncio
+import errno
+import logging
 from pathlib import Path
 
+import pytest
+
+from reference_broker.broker import schedule
+from reference_broker.broker.broker import Broker
 from reference_broker.broker.schedule import delivered_message
 from tests.broker.helpers import client, messages, pull_request, run, running_broker, send_request
 from wire import RemotingCommand, ResponseCode
@@ -140,3 +146,66 @@ def test_a_delay_level_that_is_not_a_number_fails_the_send(tmp_path: Path) -> No
             await c.aclose()
 
     run(main(), timeout=60)
+
+
+def _fail_once(monkeypatch: pytest.MonkeyPatch, b: Broker, exc: Exception) -> list[int]:
+    """The store's queue lookup raises ``exc`` the first time the schedule service calls it."""
+    real = b.store.queue_message
+    calls: list[int] = []
+
+    def lookup(topic: str, queue_id: int, offset: int) -> StoredMessage | None:
+        calls.append(offset)
+        if len(calls) == 1:
+            raise exc
+        return real(topic, queue_id, offset)
+
+    monkeypatch.setattr(b.store, "queue_message", lookup)
+    return calls
+
+
+def _turn_failures(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if "executeOnTimeup (level 1) failed" in r.getMessage()]
+
+
+def test_a_level_outlives_a_disk_error_logged_as_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    # an error the level expects (the disk's, the store's) is one line without a traceback; the
+    # level tries again after DELAY_FOR_A_PERIOD and delivers
+    monkeypatch.setattr(schedule, "DELAY_FOR_A_PERIOD_S", 0.05)
+
+    async def main() -> None:
+        async with running_broker(tmp_path, messageDelayLevel="1s 2s") as b:
+            calls = _fail_once(monkeypatch, b, OSError(errno.EIO, "Input/output error"))
+            c = await client(b)
+            r = await c.request(send_request("DelayT", b"later", extra_props={"DELAY": "1"}))
+            assert r.code == RC.SUCCESS
+            (m,) = await pull_until(c, "G", "DelayT", 0, 0)
+            assert m.body == b"later" and len(calls) >= 2
+            await c.aclose()
+
+    run(main(), timeout=60)
+    (rec,) = _turn_failures(caplog)
+    assert rec.levelno == logging.ERROR and rec.exc_info is None
+    assert "Input/output error" in rec.getMessage()
+
+
+@pytest.mark.provokes_error_log(r"executeOnTimeup \(level 1\) failed")
+def test_a_bug_in_a_level_turn_is_logged_with_its_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    # anything else is a bug of ours: its traceback is logged (which fails any test that does not
+    # provoke it on purpose), and the level still outlives it
+    monkeypatch.setattr(schedule, "DELAY_FOR_A_PERIOD_S", 0.05)
+
+    async def main() -> None:
+        async with running_broker(tmp_path, messageDelayLevel="1s 2s") as b:
+            _fail_once(monkeypatch, b, KeyError("a bug"))
+            c = await client(b)
+            r = await c.request(send_request("DelayT", b"later", extra_props={"DELAY": "1"}))
+            assert r.code == RC.SUCCESS
+            (m,) = await pull_until(c, "G", "DelayT", 0, 0)
+            assert m.body == b"later"
+            await c.aclose()
+
+    run(main(), timeout=60)
+    (rec,) = _turn_failures(caplog)
+    assert rec.exc_info is not None and rec.exc_info[0] is KeyError
