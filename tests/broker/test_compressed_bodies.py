@@ -12,7 +12,7 @@ import pytest
 from tests.broker.helpers import client, run, running_cluster, send_request
 from wire import ResponseCode
 from wire.admin.client import AdminClient
-from wire.admin.message import message_consume
+from wire.admin.message import message_consume, message_send
 from wire.admin.store import inspect_store
 from wire.capture.fields import _send_body
 from wire.message import CompressionType, compress_body, decode_messages
@@ -38,6 +38,10 @@ def test_compressed_body_round_trip(tmp_path: Path, kind: CompressionType) -> No
             async with AdminClient([ns.address]) as c:
                 (view,) = (await message_consume(c, "Zip")).messages
                 assert view.body == BODY and view.body_text == BODY.decode()
+                # the library's own send (mqctl message send --compress)
+                assert (await message_send(c, "Zip2", BODY, compression=kind)).status == "SEND_OK"
+                (view,) = (await message_consume(c, "Zip2")).messages
+                assert view.body == BODY and view.sys_flag & 0x701 == bits
             # the pcap decoder's send fields
             assert _send_body(310, {"b": "Zip", "f": str(bits)}, packed)["body"] == BODY.decode()
         report = inspect_store(tmp_path / "store", messages=True)

@@ -433,8 +433,22 @@ def test_message_send(invoke, patch_op):
     r = invoke("message", "send", "-t", "T", "-p", "héllo", "-k", "k1 k2", "-c", "tagA", "-b", "broker-a",
                "-q", "3", "-g", "PG", "--property", "x=1")
     assert rec.kwargs == {"topic": "T", "body": "héllo".encode(), "tags": "tagA", "keys": "k1 k2",
-                          "broker": "broker-a", "queue": 3, "producer_group": "PG", "properties": {"x": "1"}}
+                          "broker": "broker-a", "queue": 3, "producer_group": "PG", "properties": {"x": "1"},
+                          "compression": None, "compress_level": 5}
     assert r.stdout.splitlines()[1].split() == ["broker-a", "3", "SEND_OK", "U1", "O1", "7"]
+
+
+def test_message_send_compressed(invoke, patch_op, main):
+    from wire.message import CompressionType
+
+    rec = patch_op("message", "message_send", SendResult("SEND_OK", "U1", "O1", "T", "broker-a", "a:1", 3, 7))
+    invoke("message", "send", "-t", "T", "-p", "x", "--compress", "LZ4")
+    invoke("message", "send", "-t", "T", "-p", "x", "--compress", "zstd", "--compress-level", "19")
+    assert [(c["compression"], c["compress_level"]) for c in rec.calls] == [
+        (CompressionType.LZ4, 5), (CompressionType.ZSTD, 19)]
+    assert main("message", "send", "-t", "T", "-p", "x", "--compress", "gzip")[0] == 2
+    assert main("message", "send", "-t", "T", "-p", "x", "--compress", "zlib", "--compress-level", "10")[0] == 2
+    assert main("message", "send", "-t", "T", "-p", "x", "--compress", "zstd", "--transaction", "commit")[0] == 2
 
 
 def test_message_send_body_sources(invoke, patch_op, tmp_path, main):

@@ -9,40 +9,22 @@ not compile. Both brokers check transactions every second (transactionCheckInter
 from __future__ import annotations
 
 import asyncio
-import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.javakit import JavaServers, javakit_missing
+from tests.interop.clientkit import compile_probe, threaded_servers
+from tests.javakit import JavaServers
 
 pytestmark = [pytest.mark.shared, pytest.mark.slow]
 
-SOURCE = Path(__file__).parent / "java" / "TxSqlProbe.java"
 SETTINGS = {"transactionCheckInterval": "1000", "transactionTimeOut": "1000", "enablePropertyFilter": "true"}
 
 
 @pytest.fixture(scope="module")
 def probe(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    missing = javakit_missing()
-    if missing:
-        pytest.skip(missing)
-    javac = shutil.which("javac")
-    if javac is None:
-        pytest.skip("javac (a JDK) is needed to compile the Java client program")
-    from tests.javakit import require_javakit
-
-    kit = require_javakit()
-    out = tmp_path_factory.mktemp("txsqlprobe")
-    classpath = f"{kit / 'lib-4.9.8'}/*"
-    done = subprocess.run([javac, "-cp", classpath, "-d", str(out), str(SOURCE)], capture_output=True, text=True,
-                          timeout=180)
-    assert done.returncode == 0, done.stderr
-    return ["java", "-Xmx128m", "-cp", f"{out}:{classpath}", "-Duser.home=" + str(out),
-            "-Drocketmq.client.logRoot=" + str(out / "logs"), "TxSqlProbe"]
+    return compile_probe("TxSqlProbe", "4.9.8", tmp_path_factory.mktemp("txsqlprobe"))
 
 
 def _run(probe: list[str], namesrv: str, suffix: str) -> dict[str, list[str]]:
@@ -59,36 +41,8 @@ def _run(probe: list[str], namesrv: str, suffix: str) -> dict[str, list[str]]:
 @pytest.fixture(scope="module")
 def our_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """Our name server and broker in a thread of their own; yields their addresses."""
-    from reference_broker.broker import Broker
-    from reference_broker.config import NamesrvConfig
-    from reference_broker.namesrv import NameServer
-    from tests.broker.helpers import broker_config
-
-    base = tmp_path_factory.mktemp("our-txsql")
-    ready: dict[str, str] = {}
-    started = threading.Event()
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-
-    async def serve() -> None:
-        ns_cfg = NamesrvConfig(overrides={"kvConfigPath": str(base / "kv.json"),
-                                          "configStorePath": str(base / "ns.properties")})
-        async with NameServer(ns_cfg, port=0) as ns:
-            cfg = broker_config(base / "store", ns.address, autoCreateTopicEnable="true", **SETTINGS)
-            async with Broker(cfg, host="127.0.0.1", port=0) as b:
-                ready["namesrv"], ready["broker"] = ns.address, b.address
-                started.set()
-                await stop.wait()
-
-    thread = threading.Thread(target=lambda: loop.run_until_complete(serve()), daemon=True)
-    thread.start()
-    assert started.wait(60), "our servers did not start"
-    try:
-        yield ready["namesrv"], ready["broker"]
-    finally:
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(30)
-        loop.close()
+    with threaded_servers(tmp_path_factory.mktemp("our-txsql"), **SETTINGS) as addrs:
+        yield addrs
 
 
 @pytest.fixture(scope="module")

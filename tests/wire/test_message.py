@@ -489,6 +489,12 @@ def test_lz4_and_zstd_bodies(kind: CompressionType, bits: int, magic: str) -> No
 
         streamed = zstandard.ZstdCompressor(write_content_size=False).compress(body)
         assert decompress_body(streamed, bits) == body
+        # ours is such a stream too (ZstdOutputStream: write, flush, close)
+        assert zstandard.get_frame_parameters(packed).content_size == zstandard.CONTENTSIZE_UNKNOWN
+    else:
+        # LZ4FrameOutputStream's header: independent blocks, 4 MiB, no content size or checksum
+        # (lz4-java's reader refuses linked blocks); tests/interop checks the bytes against Java's
+        assert packed[4:6].hex() == "6070"
 
 
 # ====================================================================== ids

@@ -21,9 +21,11 @@ from dataclasses import dataclass
 from ..codes import RequestCode, ResponseCode
 from ..errors import DecodeError, WireError
 from ..message import (
+    CompressionType,
     MessageConst,
     StoredMessage,
     UniqIdGenerator,
+    compress_body,
     decode_messages,
     decode_offset_msg_id,
     decode_stored_message,
@@ -162,13 +164,21 @@ def _uniq_ids() -> UniqIdGenerator:
 async def message_send(client: AdminClient, topic: str, body: bytes, *, tags: str | None = None,
                        keys: str | None = None, broker: str | None = None, queue: int | None = None,
                        producer_group: str | None = None,
-                       properties: dict[str, str] | None = None, sys_flag: int = 0) -> SendResult:
+                       properties: dict[str, str] | None = None, sys_flag: int = 0,
+                       compression: CompressionType | None = None, compress_level: int = 5) -> SendResult:
     """SEND_MESSAGE_V2 (310) to a writable queue of the topic (or to ``broker``/``queue``);
-    ``sys_flag`` is sent as given (a transactional send sets TRANSACTION_PREPARED_TYPE)."""
+    ``sys_flag`` is sent as given (a transactional send sets TRANSACTION_PREPARED_TYPE).
+
+    ``compression`` sends the body compressed as a 5.x Java producer whose ``compressType`` is
+    that type does (``compressLevel`` 5 by default), with the sysFlag bits of the type; a 4.x
+    consumer reads only ZLIB."""
     from ..headers import SendMessageRequestHeaderV2, SendMessageResponseHeader
 
     if queue is not None and broker is None:
         raise BadRequest("a queue id needs the broker name too")
+    if compression is not None:
+        body, bits = compress_body(body, compress_level, compression)
+        sys_flag |= bits
     r = await route_or_none(client, topic)
     auto = r is None
     if r is None:

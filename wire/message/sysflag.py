@@ -146,19 +146,30 @@ _TYPE_BITS = {
 
 def compress_body(body: bytes, level: int = 5,
                   compression: CompressionType = CompressionType.ZLIB) -> tuple[bytes, int]:
-    """Compress a body as the Java producer does; returns the bytes and the sysFlag bits to OR in
-    (``COMPRESSED_FLAG`` plus the type bits: 0x301 for ZLIB, 0x101 LZ4, 0x201 ZSTD)."""
+    """Compress a body as the Java 5.0.0 producer does; returns the bytes and the sysFlag bits to
+    OR in (``COMPRESSED_FLAG`` plus the type bits: 0x301 for ZLIB, 0x101 LZ4, 0x201 ZSTD).
+
+    The frames are those of Java's compressors, so that every Java consumer reads them:
+    ZLIB a ``Deflater`` stream at ``level``; LZ4 what ``LZ4FrameOutputStream`` writes (independent
+    blocks of up to 4 MiB, no content size or checksum: lz4-java's reader refuses linked blocks,
+    which ``lz4.frame.compress`` makes); ZSTD a stream written, flushed and closed as through
+    ``ZstdOutputStream`` at ``level`` (no content size). ZLIB and LZ4 come out byte for byte as
+    Java's, ZSTD too at the default level 5 (``tests/interop/test_java_compression.py``)."""
     data = bytes(body)
     if compression is CompressionType.ZLIB:
         packed = zlib.compress(data, level)
     elif compression is CompressionType.LZ4:
         import lz4.frame
 
-        packed = lz4.frame.compress(data)
+        lz4c = lz4.frame.LZ4FrameCompressor(block_size=lz4.frame.BLOCKSIZE_MAX4MB, block_linked=False,
+                                            content_checksum=False)
+        packed = lz4c.begin() + lz4c.compress(data) + lz4c.flush()
     elif compression is CompressionType.ZSTD:
         import zstandard
 
-        packed = zstandard.ZstdCompressor(level=level).compress(data)
+        zc = zstandard.ZstdCompressor(level=level).compressobj()
+        packed = (zc.compress(data) + zc.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+                  + zc.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH))
     else:  # pragma: no cover - the enum has no other member
         raise EncodeError(f"unknown compression {compression!r}", field="sysFlag")
     return packed, MessageSysFlag.COMPRESSED_FLAG | _TYPE_BITS[compression]
