@@ -12,12 +12,9 @@ ConsumeQueue and decides on the record.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from wire.message import decode_stored_message
 from wire.sql92 import SQL92, Selector, SelectorError, compile_selector, is_tag_type
 
-__all__ = ["compile_failure", "is_tag_type", "record_filter", "selector_of"]
+__all__ = ["compile_failure", "is_tag_type", "selector_of"]
 
 #: the message of the NullPointerException a 4.9.8 broker on JDK 17 gets for an unknown type
 _NO_FILTER = ('Cannot invoke "org.apache.rocketmq.filter.FilterSpi.compile(String)" because the return '
@@ -46,11 +43,3 @@ def compile_failure(expression_type: str | None, text: str | None) -> str | None
         return exc.java_message
     return None
 
-
-def record_filter(selector: Selector) -> Callable[[bytes], bool]:
-    """``isMatchedByCommitLog`` for a stored record."""
-
-    def matches(record: bytes) -> bool:
-        return selector.matches(decode_stored_message(record).properties)
-
-    return matches

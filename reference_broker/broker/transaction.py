@@ -56,7 +56,6 @@ from wire.message import (
     create_offset_msg_id,
     encode_stored_message,
 )
-from wire.message import decode_stored_message as decode_record
 
 from ..store import GetStatus, MessageToStore, PutResult, PutStatus
 from . import constants as C
@@ -169,7 +168,7 @@ class TransactionService:
         """``TransactionalMessageBridge.getMessage``."""
         r = self.broker.store.get_messages(CID_SYS_RMQ_TRANS, topic, queue_id, offset, n)
         if r.status is GetStatus.FOUND:
-            return _Pull("FOUND", r.next_begin_offset, [decode_record(m) for m in r.messages])
+            return _Pull("FOUND", r.next_begin_offset, r.stored_messages())
         if r.status is GetStatus.NO_MATCHED_MESSAGE:
             return _Pull("NO_MATCHED_MSG", r.next_begin_offset, None)
         if r.status in (GetStatus.NO_MESSAGE_IN_QUEUE, GetStatus.OFFSET_OVERFLOW_ONE,

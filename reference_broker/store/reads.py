@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 
 from . import _codec
@@ -75,7 +75,7 @@ class Reads(Room):
 
     def get_messages(self, topic: str, queue_id: int, offset: int, max_nums: int,
                      tags_codes: AbstractSet[int] | None, max_bytes: int,
-                     record_filter: Callable[[bytes], bool] | None = None) -> GetResult:
+                     properties_filter: Callable[[Mapping[str, str]], bool] | None = None) -> GetResult:
         """See :meth:`.MessageStore.get_messages`."""
         begin = time.monotonic()
         status = GetStatus.NO_MESSAGE_IN_QUEUE
@@ -138,7 +138,8 @@ class Reads(Room):
                             next_file_start = self.commitlog.roll_next_file(py)
                             i += 1
                             continue
-                        if record_filter is not None and not record_filter(data):
+                        if (properties_filter is not None
+                                and not properties_filter(_codec.decode_stored_message(data).properties)):
                             if total == 0:
                                 status = GetStatus.NO_MATCHED_MESSAGE
                             i += 1

@@ -36,7 +36,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from collections.abc import Set as AbstractSet
 from types import TracebackType
 from typing import Any
@@ -270,7 +270,7 @@ class MessageStore:
     # ================================================================== reads
     def get_messages(self, group: str, topic: str, queue_id: int, offset: int, max_nums: int,
                      tags_codes: AbstractSet[int] | None = None, max_bytes: int = 256 * 1024, *,
-                     record_filter: Callable[[bytes], bool] | None = None) -> GetResult:
+                     properties_filter: Callable[[Mapping[str, str]], bool] | None = None) -> GetResult:
         """Read up to ``max_nums`` messages of a queue from ``offset`` (``getMessage``).
 
         Statuses and the next offset follow Java: no such queue → NO_MATCHED_LOGIC_QUEUE (Java
@@ -282,14 +282,15 @@ class MessageStore:
         20 × max_nums) of them): units whose tagsCode is not in ``tags_codes`` are skipped
         (NO_MATCHED_MESSAGE if nothing matched), units whose record is gone give
         MESSAGE_WAS_REMOVING, and the batch stops at ``max_nums`` or the transfer limits
-        (``max_bytes``/32 messages in memory, 64 KiB/8 on disk). ``record_filter`` is asked about
-        each record read (``isMatchedByCommitLog``; a SQL92 selector): a record it refuses is
-        skipped as a unit of another tag is. The next offset is the unit after
-        the last one looked at. Found/missed counts go to the runtime statistics.
+        (``max_bytes``/32 messages in memory, 64 KiB/8 on disk). ``properties_filter`` is asked
+        about the properties of each record read (``isMatchedByCommitLog``; a SQL92 selector;
+        the store decodes the record): a record it refuses is skipped as a unit of another tag
+        is. The next offset is the unit after the last one looked at. Found/missed counts go to
+        the runtime statistics.
         """
         self._check_readable()
         return self.reads.get_messages(topic, queue_id, offset, max_nums, tags_codes, max_bytes,
-                                       record_filter)
+                                       properties_filter)
 
     def record_get(self, found: int, missed: bool) -> None:
         """Count a get served elsewhere (``get_messages`` counts its own)."""

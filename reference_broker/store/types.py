@@ -11,6 +11,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ._codec import StoredMessage, decode_stored_message
+
 __all__ = [
     "GetResult",
     "GetStatus",
@@ -153,6 +155,11 @@ class GetResult:
     def body(self) -> bytes:
         """The PULL SUCCESS body: the records back to back."""
         return b"".join(self.messages)
+
+    def stored_messages(self) -> list[StoredMessage]:
+        """The records decoded, for a reader inside the broker that needs what is in them (the
+        transaction check reads its half and op queues so); a PULL answer sends ``messages``."""
+        return [decode_stored_message(m) for m in self.messages]
 
 
 @dataclass

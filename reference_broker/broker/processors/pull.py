@@ -33,7 +33,7 @@ from wire.sql92 import Selector
 
 from ...store import GetStatus, MessageToStore, PutResult
 from .. import constants as C
-from ..filters import record_filter, selector_of
+from ..filters import selector_of
 from ..props import java_properties_text
 from .common import BrokerHandler, SlowPath, fast_int, fast_long, peer_addr
 
@@ -253,7 +253,7 @@ def process_pull(
 
     store = broker.store
     r = store.get_messages(group, topic, qid, h.queue_offset, h.max_msg_nums, codes,
-                           record_filter=None if selector is None else record_filter(selector))
+                           properties_filter=None if selector is None else selector.matches)
     status = r.status
     if broker.slave_read_enable:
         suggest = sgc.which_broker_when_consume_slowly if r.suggest_pull_from_slave else sgc.broker_id
