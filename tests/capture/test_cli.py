@@ -148,6 +148,26 @@ def test_bodies(tmp_path: Path) -> None:
                                    "TAGS": "tagQ"}, "body": "query me please"}
 
 
+def test_hostile_send_bodies_are_body_errors(tmp_path: Path) -> None:
+    """A sysFlag that is not a number, and a zstd body of 8 KB that inflates to 256 MiB: each row
+    says what is wrong with its body (the first was an internal error, the second took the
+    memory of the whole inflated body before any check)."""
+    import zstandard
+
+    zc = zstandard.ZstdCompressor(write_content_size=False).compressobj()
+    bomb = b"".join(zc.compress(bytes(1 << 20)) for _ in range(256)) + zc.flush()
+    ext = {"a": "P", "b": "T", "c": "TBW102", "d": "4", "e": "0", "g": "1", "h": "0", "i": "", "j": "0",
+           "k": "false", "m": "false"}
+    frames = [(0, encode_command(RemotingCommand.request(310, {**ext, "f": "9" * 5000}, b"x", opaque=1))),
+              (0, encode_command(RemotingCommand.request(310, {**ext, "f": "513"}, bomb, opaque=2)))]
+    path = write_conversation(tmp_path / "hostile.pcap", frames, server=("10.0.0.2", 10911))
+    out = run("decode", "-o", "jsonl", "--bodies", "decoded", str(path))
+    assert out.exit_code == 0
+    errors = [json.loads(x).get("rocketmq.body_error") for x in out.stdout.splitlines()]
+    assert errors[0] == "f: '9999999999999999999999999999999999999999'… (5000 chars) is not an int (field extFields.f)"
+    assert errors[1] == "compressed body inflates past 67108864 bytes (offset 0)"
+
+
 def test_strict_and_problem_warning() -> None:
     path = shared_path("captures", "java-4.9.8", "10-malformed-frames.pcap")
     res = run("decode", "-o", "jsonl", str(path))

@@ -28,6 +28,7 @@ from wire.java import java_hash_order
 from wire.message import (
     BATCH_ENTRY_OVERHEAD,
     CRC32_RESERVED_LEN,
+    MAX_INFLATED_BODY,
     MESSAGE_MAGIC_CODE,
     MESSAGE_MAGIC_CODE_V2,
     BatchEntry,
@@ -495,6 +496,49 @@ def test_lz4_and_zstd_bodies(kind: CompressionType, bits: int, magic: str) -> No
         # LZ4FrameOutputStream's header: independent blocks, 4 MiB, no content size or checksum
         # (lz4-java's reader refuses linked blocks); tests/interop checks the bytes against Java's
         assert packed[4:6].hex() == "6070"
+
+
+def _bomb(kind: CompressionType, inflated: int) -> bytes:
+    """``inflated`` bytes of zeros, compressed a MiB at a time (never held whole)."""
+    zero = bytes(1 << 20)
+    if kind is CompressionType.ZSTD:
+        import zstandard
+
+        c = zstandard.ZstdCompressor(write_content_size=False).compressobj()
+        return b"".join(c.compress(zero) for _ in range(inflated >> 20)) + c.flush()
+    if kind is CompressionType.LZ4:
+        import lz4.frame
+
+        lc = lz4.frame.LZ4FrameCompressor()
+        return lc.begin() + b"".join(lc.compress(zero) for _ in range(inflated >> 20)) + lc.flush()
+    zc = zlib.compressobj(9)
+    return b"".join(zc.compress(zero) for _ in range(inflated >> 20)) + zc.flush()
+
+
+@pytest.mark.parametrize(("kind", "bits"), [(CompressionType.ZLIB, 0x301), (CompressionType.LZ4, 0x101),
+                                            (CompressionType.ZSTD, 0x201)])
+def test_a_compression_bomb_is_stopped_as_it_inflates(kind: CompressionType, bits: int) -> None:
+    """A few kilobytes that inflate to gigabytes: refused once past the bound, which holds by
+    default (MAX_INFLATED_BODY), without the whole output ever being made (zstd's was, whatever
+    max_size said: 32 KB of a capture took 2 GB)."""
+    import tracemalloc
+
+    bomb = _bomb(kind, 96 << 20)
+    assert len(bomb) < 1 << 20
+    tracemalloc.start()
+    try:
+        with pytest.raises(DecodeError, match="inflates past 1048576"):
+            decompress_body(bomb, bits, max_size=1 << 20)
+        _, peak = tracemalloc.get_traced_memory()
+        assert peak < 48 << 20, f"{peak:,} bytes held to refuse a 1 MiB bound"
+        tracemalloc.reset_peak()
+        with pytest.raises(DecodeError, match=f"inflates past {MAX_INFLATED_BODY}"):
+            decompress_body(bomb, bits)
+        _, peak = tracemalloc.get_traced_memory()
+        assert peak < MAX_INFLATED_BODY * 3
+    finally:
+        tracemalloc.stop()
+    assert len(decompress_body(_bomb(kind, 2 << 20), bits)) == 2 << 20
 
 
 # ====================================================================== ids

@@ -237,11 +237,18 @@ def _message(m: Any) -> dict[str, Any]:
 
 
 def _send_body(code: int, ext: Mapping[str, str], body: bytes) -> Any:
+    from .._javanum import java_decimal
+    from ..errors import excerpt
     from ..message import decode_batch, decode_properties
     from ..message.sysflag import decompress_body
 
     v2 = "b" in ext and "topic" not in ext
-    sys_flag = int(ext.get("f" if v2 else "sysFlag", "0") or 0)
+    key = "f" if v2 else "sysFlag"
+    text = ext.get(key) or "0"
+    sys_flag = java_decimal(text)
+    if sys_flag is None or not -(2**31) <= sys_flag < 2**31:  # Integer.parseInt, as the broker reads it
+        raise DecodeError(f"{key}: {excerpt(text)} is not an int", field=f"extFields.{key}",
+                          expected="a decimal int32", found=excerpt(text))
     props = ext.get("i" if v2 else "properties")
     batch = code == 320 or (ext.get("m" if v2 else "batch") == "true")
     out: dict[str, Any] = {}

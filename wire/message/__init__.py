@@ -76,6 +76,7 @@ from .record import (
 )
 from .sysflag import (
     COMPRESS_MSG_BODY_OVER_HOWMUCH,
+    MAX_INFLATED_BODY,
     TRANSACTION_TYPE_MASK,
     CompressionType,
     MessageSysFlag,
@@ -99,6 +100,7 @@ __all__ = [
     "MAX_PROPERTIES_LENGTH",
     "MESSAGE_MAGIC_CODE",
     "MESSAGE_MAGIC_CODE_V2",
+    "MAX_INFLATED_BODY",
     "MIN_RECORD_SIZE",
     "NAME_VALUE_SEPARATOR",
     "PROPERTY_SEPARATOR",

@@ -77,6 +77,7 @@ from .properties import (
     encode_properties,
 )
 from .sysflag import (
+    MAX_INFLATED_BODY,
     MessageSysFlag,
     TransactionType,
     body_crc,
@@ -367,8 +368,9 @@ class StoredMessage:
         """Whether ``body_crc`` matches the body (the store's recovery check)."""
         return not self.body or body_crc(self.body) == self.body_crc
 
-    def decompressed_body(self, *, max_size: int | None = None) -> bytes:
-        """The body as the application sees it, inflated when the record is compressed."""
+    def decompressed_body(self, *, max_size: int | None = MAX_INFLATED_BODY) -> bytes:
+        """The body as the application sees it, inflated when the record is compressed (to at
+        most ``max_size`` bytes: :func:`wire.message.decompress_body`)."""
         return decompress_body(self.body, self.sys_flag, max_size=max_size)
 
     def replace(self, **changes: Any) -> StoredMessage:

@@ -27,6 +27,7 @@ from ..errors import DecodeError, EncodeError
 
 __all__ = [
     "COMPRESS_MSG_BODY_OVER_HOWMUCH",
+    "MAX_INFLATED_BODY",
     "CompressionType",
     "TRANSACTION_TYPE_MASK",
     "MessageSysFlag",
@@ -175,8 +176,18 @@ def compress_body(body: bytes, level: int = 5,
     return packed, MessageSysFlag.COMPRESSED_FLAG | _TYPE_BITS[compression]
 
 
+#: the most a compressed body is inflated to unless a caller says otherwise: zstd packs 256 MiB
+#: of zeros into 8 KB, so without a bound a few kilobytes of a capture or a peer's message can
+#: ask for gigabytes (Java's consumers inflate without a bound; 64 MiB is 16 times the largest
+#: body a 4.9.8 broker stores before compression)
+MAX_INFLATED_BODY = 64 * 1024 * 1024
+#: compressed bytes fed to the zstd decoder at a time, so that its output is checked against the
+#: bound every 8 MiB at most (a zstd block of one repeated byte is 4 bytes for 128 KiB)
+_ZSTD_STEP = 256
+
+
 def decompress_body(body: bytes | bytearray | memoryview, sys_flag: int, *,
-                    max_size: int | None = None, offset: int = 0) -> bytes:
+                    max_size: int | None = MAX_INFLATED_BODY, offset: int = 0) -> bytes:
     """The body as the application sees it: inflated when ``sys_flag`` has COMPRESSED_FLAG.
 
     Mirrors ``MessageDecoder.decode`` with ``deCompressBody``: the compression type comes from
@@ -184,7 +195,9 @@ def decompress_body(body: bytes | bytearray | memoryview, sys_flag: int, *,
     :class:`wire.DecodeError` (``offset`` is where the body starts, for the error). Bytes after
     the end of the stream are ignored, as ``InflaterInputStream`` ignores them. LZ4 and ZSTD
     frames are decoded the same way (corrupt, truncated or too large: :class:`wire.DecodeError`);
-    an undefined compression type (4–7) is a :class:`wire.DecodeError` naming it.
+    an undefined compression type (4–7) is a :class:`wire.DecodeError` naming it. ``max_size``
+    (:data:`MAX_INFLATED_BODY` unless given; None for no bound) is checked as the body inflates,
+    never after.
     """
     if not sys_flag & MessageSysFlag.COMPRESSED_FLAG:
         return bytes(body)
@@ -240,14 +253,21 @@ def _zstd_decompress(body: bytes | bytearray | memoryview, max_size: int | None,
     import zstandard
 
     d = zstandard.ZstdDecompressor().decompressobj()
+    data = bytes(body)
+    out = bytearray()
     try:
-        out = d.decompress(bytes(body))
+        # fed a piece at a time: the output is bounded as it grows, not after a bomb has gone off
+        step = _ZSTD_STEP if max_size is not None else max(1, len(data))
+        for start in range(0, len(data), step):
+            out += d.decompress(data[start:start + step])
+            if max_size is not None and len(out) > max_size:
+                raise _too_large(max_size, offset)
+            if d.eof:  # bytes after the frame are ignored, as before
+                break
     except zstandard.ZstdError as exc:
         raise DecodeError(f"ZSTD body does not decode: {exc}", offset=offset, field="body",
                           expected="a zstd frame", found=bytes(body[:4]).hex()) from None
-    if max_size is not None and len(out) > max_size:
-        raise _too_large(max_size, offset)
     if not d.eof:
         raise DecodeError("compressed body ends before its zstd frame does", offset=offset + len(body),
                           field="body", expected="the end of the zstd frame", found=len(body))
-    return out
+    return bytes(out)
