@@ -388,9 +388,8 @@ class RemotingConnection(asyncio.Protocol):
             return
         try:
             result = self.handler(self, cmd)
-        except Exception as exc:  # mirrors NettyRemotingAbstract: SYSTEM_ERROR with the exception text
-            log.exception("handler failed for %s", cmd)
-            self._reply(cmd, cmd.response(ResponseCode.SYSTEM_ERROR, _describe(exc)))
+        except Exception as exc:
+            self._handler_failed(cmd, exc)
             return
         if result is None or type(result) is RemotingCommand:
             self._reply(cmd, result)
@@ -407,8 +406,15 @@ class RemotingConnection(asyncio.Protocol):
         return len(self._tasks) + len(self._parked)
 
     def _handler_failed(self, cmd: RemotingCommand, exc: BaseException) -> None:
-        # mirrors NettyRemotingAbstract: SYSTEM_ERROR with the exception text
-        log.error("handler failed for %s", cmd, exc_info=exc)
+        """A handler (or its task) raised: SYSTEM_ERROR with the exception's text, as
+        ``NettyRemotingAbstract`` answers. A request that does not decode (a header field missing
+        or not a number: :class:`RemoteProtocolError`) is the peer's fault, one warning line;
+        anything else is a bug of ours and is logged with its traceback."""
+        if isinstance(exc, RemoteProtocolError):
+            log.warning("%s: %s from %s:%d does not decode: %s", self.name or "remoting", cmd.code_name,
+                        self.peer[0], self.peer[1], exc)
+        else:
+            log.error("handler failed for %s", cmd, exc_info=exc)
         self._reply(cmd, cmd.response(ResponseCode.SYSTEM_ERROR, _describe(exc)))
 
     def _task_done(self, cmd: RemotingCommand, task: asyncio.Future[RemotingCommand | None]) -> None:

@@ -45,7 +45,6 @@ from typing import Any
 from wire import RemotingCommand, RequestCode, ResponseCode
 from wire.aio import BufferBudget, HandlerResult, RemotingConnection, RemotingIOError, RemotingServer
 from wire.bodies import TopicConfig, TopicConfigSerializeWrapper
-from wire.errors import RemoteProtocolError
 from wire.headers import NotifyConsumerIdsChangedRequestHeader, request
 
 from ..acl import BROKER_ADMIN_CODES, AclConfigError, AclGuard
@@ -61,7 +60,6 @@ from .offsets import ConsumerOffsetManager
 from .outer import BrokerIdentity, BrokerOuterAPI
 from .processors import BODIES, HANDLERS
 from .processors.client import heartbeat_body
-from .processors.common import peer_addr
 from .schedule import ScheduleMessageService
 from .stats import GroupGetStats
 from .subscriptions import SubscriptionGroupManager
@@ -433,14 +431,10 @@ class Broker:
             return req.response(
                 ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {req.code} not supported"
             )
-        try:
-            return handler(self, conn, req)
-        except RemoteProtocolError as exc:
-            # mirrors NettyRemotingAbstract.processRequestCommand: a request whose header or body
-            # does not decode (a required field missing, a number that is not one) is answered
-            # SYSTEM_ERROR with the exception's text; the peer's fault, so no traceback
-            log.warning("%s from %s: %s", req.code, peer_addr(conn), exc)
-            return req.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
+        # a request whose header or body does not decode (a required field missing, a number that
+        # is not one) raises RemoteProtocolError, here or in the handler's task: the connection
+        # answers SYSTEM_ERROR with its text and logs one line, the peer's fault (wire.aio)
+        return handler(self, conn, req)
 
     async def _after_start(self, conn: RemotingConnection, req: RemotingCommand) -> RemotingCommand | None:
         assert self._ready is not None

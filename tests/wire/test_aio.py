@@ -20,6 +20,7 @@ from wire import (
     encode_command,
 )
 from wire.aio import ConnectError, RemotingConnection, RequestTimeout, connect, start_server
+from wire.headers import PullMessageRequestHeader
 
 #: handlers run as eager tasks (Python 3.12+), not wire.aio's 3.11 stand-in
 EAGER_TASKS = sys.version_info >= (3, 12)
@@ -85,6 +86,33 @@ def test_handler_exception_gives_system_error() -> None:
             assert resp.code == ResponseCode.SYSTEM_ERROR and "boom" in resp.remark
             await conn.aclose()
     run(main())
+
+
+def test_a_request_that_does_not_decode_is_the_peers_fault(caplog: pytest.LogCaptureFixture) -> None:
+    # a handler (or its task) that cannot read the request's header raises RemoteProtocolError:
+    # SYSTEM_ERROR with its text, as for any failure, but one warning line and no traceback
+    # (a bug of ours would fail this test through the loud-bugs fixture)
+    def handler(conn: RemotingConnection, req: RemotingCommand):
+        if req.code == 5:
+            PullMessageRequestHeader.from_ext(req.ext_fields)
+
+        async def later():
+            await asyncio.sleep(0)
+            PullMessageRequestHeader.from_ext(req.ext_fields)
+        return later()
+
+    async def main():
+        server, port = await echo_server(handler)
+        async with server:
+            conn = await connect("127.0.0.1", port)
+            for code in (5, 6):
+                resp = await conn.request(RemotingCommand.request(code, {"queueId": "x"}))
+                assert resp.code == ResponseCode.SYSTEM_ERROR
+                assert resp.remark.startswith("DecodeError: ") and "consumerGroup" in resp.remark
+            await conn.aclose()
+    run(main())
+    warnings = [r for r in caplog.records if "does not decode" in r.getMessage()]
+    assert len(warnings) == 2 and all(r.levelname == "WARNING" and r.exc_info is None for r in warnings)
 
 
 def test_no_answer_times_out_and_oneway_gets_nothing() -> None:
