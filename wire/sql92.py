@@ -893,6 +893,11 @@ class Selector:
 #: the deepest expression tree compiled: evaluation recurses once per level, and a chain of
 #: 20,000 ANDs parses (the parser loops over it) but would exhaust the stack on each message
 MAX_DEPTH = 200
+#: the longest selector compiled. The broker compiles a consumer's selector on its event loop
+#: (heartbeats, pulls that carry their subscription, CHECK_CLIENT_CONFIG), at about a
+#: microsecond a character: a 16 MiB expression would hold every other connection for tens of
+#: seconds. Java sets no bound; real selectors are a few hundred characters.
+MAX_SELECTOR_LENGTH = 64 * 1024
 
 
 def _depth(root: _Expr) -> int:
@@ -911,7 +916,11 @@ def _depth(root: _Expr) -> int:
 @lru_cache(maxsize=256)
 def compile_selector(text: str) -> Selector:
     """``SelectorParser.parse``; raises :class:`SelectorError` (cached both ways, as Java's
-    ``PARSE_CACHE``). An expression deeper than :data:`MAX_DEPTH` is refused."""
+    ``PARSE_CACHE``). An expression longer than :data:`MAX_SELECTOR_LENGTH` or deeper than
+    :data:`MAX_DEPTH` is refused."""
+    if len(text) > MAX_SELECTOR_LENGTH:
+        raise SelectorError(_PARSE_EXC, f"the expression is {len(text)} characters long; at most "
+                                        f"{MAX_SELECTOR_LENGTH} are compiled")
     try:
         root = _Parser(text).selector()
     except RecursionError:

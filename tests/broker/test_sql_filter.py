@@ -72,6 +72,30 @@ def test_check_client_config(tmp_path: Path) -> None:
     run(main())
 
 
+def test_a_selector_too_long_to_compile_on_the_event_loop_is_refused_by_its_length(tmp_path: Path) -> None:
+    """A 4 MiB selector (a client chooses the size) would hold the broker's event loop for
+    seconds; it is refused from its length, and the remark says so (not the text)."""
+    from wire.sql92 import MAX_SELECTOR_LENGTH
+
+    huge = "a IN (" + ",".join(f"'t{i:07d}'" for i in range(400_000)) + ")"
+
+    async def main() -> None:
+        async with running_cluster(tmp_path, enablePropertyFilter="true") as (_, b):
+            conn = await client(b)
+            r = await conn.request(_check(huge))
+            assert r.code == ResponseCode.SUBSCRIPTION_PARSE_FAILED
+            assert r.remark == ("org.apache.rocketmq.filter.parser.ParseException: the expression is "
+                                f"{len(huge)} characters long; at most {MAX_SELECTOR_LENGTH} are compiled")
+            # a heartbeat's selector is compiled at each pull: refused, as any that does not compile
+            await _fill(conn)
+            assert (await conn.request(_heartbeat("G", huge))).code == ResponseCode.SUCCESS
+            r = await conn.request(_pull("G"))
+            assert r.code == ResponseCode.FILTER_DATA_NOT_EXIST
+            await conn.aclose()
+
+    run(main())
+
+
 def test_heartbeat_and_pull_subscriptions(tmp_path: Path) -> None:
     async def main() -> None:
         async with running_cluster(tmp_path, enablePropertyFilter="true") as (_, b):
