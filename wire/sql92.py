@@ -913,18 +913,28 @@ def _depth(root: _Expr) -> int:
     return deepest
 
 
-@lru_cache(maxsize=256)
 def compile_selector(text: str) -> Selector:
-    """``SelectorParser.parse``; raises :class:`SelectorError` (cached both ways, as Java's
-    ``PARSE_CACHE``). An expression longer than :data:`MAX_SELECTOR_LENGTH` or deeper than
-    :data:`MAX_DEPTH` is refused."""
+    """``SelectorParser.parse``; raises :class:`SelectorError`. Results are cached both ways, as
+    in Java's ``PARSE_CACHE``: a selector that does not compile is not parsed again at each pull.
+    An expression longer than :data:`MAX_SELECTOR_LENGTH` or deeper than :data:`MAX_DEPTH` is
+    refused."""
+    result = _compiled(text)
+    if isinstance(result, SelectorError):
+        raise SelectorError(result.java_class, result.message)  # a new one: no traceback piles up
+    return result
+
+
+@lru_cache(maxsize=256)
+def _compiled(text: str) -> Selector | SelectorError:
     if len(text) > MAX_SELECTOR_LENGTH:
-        raise SelectorError(_PARSE_EXC, f"the expression is {len(text)} characters long; at most "
-                                        f"{MAX_SELECTOR_LENGTH} are compiled")
+        return SelectorError(_PARSE_EXC, f"the expression is {len(text)} characters long; at most "
+                                         f"{MAX_SELECTOR_LENGTH} are compiled")
     try:
         root = _Parser(text).selector()
     except RecursionError:
-        raise SelectorError(_PARSE_EXC, "the expression nests too deeply") from None
+        return SelectorError(_PARSE_EXC, "the expression nests too deeply")
+    except SelectorError as exc:
+        return exc
     if _depth(root) > MAX_DEPTH:
-        raise SelectorError(_PARSE_EXC, "the expression nests too deeply")
+        return SelectorError(_PARSE_EXC, "the expression nests too deeply")
     return Selector(text, root)

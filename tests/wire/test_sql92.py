@@ -132,3 +132,26 @@ def test_the_length_bound() -> None:
     assert len(at) == MAX_SELECTOR_LENGTH and compile_selector(at).matches({"a": at[5:-1]})
     with pytest.raises(SelectorError, match=f"is {MAX_SELECTOR_LENGTH + 1} characters long"):
         compile_selector(at + " ")
+
+
+def test_a_selector_that_does_not_compile_is_not_parsed_again() -> None:
+    """Java's PARSE_CACHE keeps the exception too: a heartbeat selector that does not compile is
+    looked up at every pull, and parsing it again each time would cost as much as the first."""
+    from wire import sql92
+
+    text = "a > " + "(" * 50 + "'x'"
+    calls = []
+    real = sql92._Parser.selector
+
+    def counted(self: object) -> object:
+        calls.append(1)
+        return real(self)  # type: ignore[arg-type]
+
+    sql92._Parser.selector = counted  # type: ignore[method-assign]
+    try:
+        for _ in range(3):
+            with pytest.raises(SelectorError) as info:
+                compile_selector(text)
+    finally:
+        sql92._Parser.selector = real  # type: ignore[method-assign]
+    assert len(calls) == 1 and info.value.java_message.startswith("org.apache.rocketmq.filter.parser.ParseException")
