@@ -169,7 +169,8 @@ def start_broker(base: Path, namesrv: str, checkout: Path = ROOT, *sets: str) ->
     conf = base / "broker.properties"
     conf.write_text(f"brokerName=broker-h\nbrokerClusterName=HostileCluster\n"
                     f"storePathRootDir={base / 'store'}\nbrokerIP1=127.0.0.1\n"
-                    f"mappedFileSizeCommitLog={64 * MIB}\nautoCreateTopicEnable=true\n")
+                    f"mappedFileSizeCommitLog={64 * MIB}\nautoCreateTopicEnable=true\n"
+                    "enablePropertyFilter=true\n")
     argv = ["broker", "start", "-c", str(conf), "--listen", "127.0.0.1:0", "-n", namesrv]
     for s in sets:
         argv += ["--set", s]
@@ -388,6 +389,15 @@ def batch_send(size: int) -> bytes:
     return encode_command(RemotingCommand.request(320, ext, body))
 
 
+def sql92_check(size: int) -> bytes:
+    """CHECK_CLIENT_CONFIG with a SQL92 selector of about ``size`` characters (an IN list), which
+    the broker compiles on its event loop."""
+    selector = "a IN (" + ",".join(f"'t{i:07d}'" for i in range(max(1, size // 11))) + ")"
+    body = json.dumps({"clientId": "hostile", "group": "HostileGroup", "subscriptionData": {
+        "topic": "TBW102", "subString": selector, "expressionType": "SQL92", "subVersion": 0}}).encode()
+    return encode_command(RemotingCommand.request(46, {}, body))
+
+
 def long_number_header(code: int, field: str, digits: int, **ext: str) -> bytes:
     return encode_command(RemotingCommand.request(code, {**ext, field: "\u0661" * digits}))
 
@@ -411,6 +421,7 @@ KINDS: list[tuple[str, str, Callable[[int], bytes]]] = [
     ("typed header, Arabic-Indic queueId", "broker", lambda s: long_number_header(
         30, "queueId", s // 2, topic="TBW102")),
     ("HEART_BEAT body", "broker", heartbeat),
+    ("CHECK_CLIENT_CONFIG, SQL92 selector", "broker", sql92_check),
     ("SEND_BATCH_MESSAGE body (4 MiB cap)", "broker", lambda s: batch_send(min(s, 4 * MIB - 4096))),
 ]
 
