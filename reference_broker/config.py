@@ -68,6 +68,10 @@ _RANGES = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
 SERVER_EXTRA = {"serverMaxBufferedBytes": str(128 * 1024 * 1024), "serverFrameReadTimeoutSeconds": "30",
                 # the address to listen on (NettyServerConfig.bindAddress of 5.x); empty: 127.0.0.1
                 "bindAddress": ""}
+
+#: keys a 4.9.8 broker knows whose Java default is null: GET_BROKER_CONFIG leaves them out until set
+NULL_DEFAULT_KEYS = frozenset({"haMasterAddress"})
+
 #: keys of the reference name server beyond NamesrvConfig 4.9.8 (5.x has the first one)
 NAMESRV_EXTRA = {"scanNotActiveBrokerInterval": "10000", "brokerChannelExpiredTime": "120000",
                  # plain ACL on the name server's state-changing requests (ours; see docs/servers.md)
@@ -173,6 +177,8 @@ class _Config:
             where = f"{source}:{line}" if line else source
             if key in self.DEFAULTS:
                 self.values[key] = _check(key, value, self.DEFAULTS[key], where)
+            elif key in NULL_DEFAULT_KEYS and self.DEFAULTS is BROKER_DEFAULTS:
+                self.values[key] = value.strip()
             else:
                 self.values[key] = value
                 self.unknown.append(f"{where}: unknown key {excerpt(key)} (kept, not used)")

@@ -50,6 +50,8 @@ from wire.headers import NotifyConsumerIdsChangedRequestHeader, request
 from ..acl import BROKER_ADMIN_CODES, AclConfigError, AclGuard
 from ..bodies import preparer, request_body
 from ..config import BrokerConfig
+from ..ha import HAClient, HAConfig, HAService, SlaveSynchronize
+from ..ha.sync import SYNC_INITIAL_DELAY_S, SYNC_PERIOD_S
 from ..periodic import every
 from ..runtime import ServiceError
 from ..store import MessageStore, StoreConfig, StoreError
@@ -118,6 +120,12 @@ class Broker:
         #: the master's remoting and HA addresses, as the name server told a slave
         self.master_addr: str | None = None
         self.master_ha_addr: str | None = None
+        #: replication: the HA listener (every broker has one, as in Java), a slave's client to its
+        #: master and its 10 s copy of the master's tables
+        self.ha_config = HAConfig.from_broker_config(config)
+        self.ha: HAService | None = None
+        self.ha_client: HAClient | None = None
+        self.slave_sync: SlaveSynchronize | None = None
         self.refresh_settings()
 
     def refresh_settings(self) -> None:
@@ -159,10 +167,16 @@ class Broker:
         return (self.config.broker_ip1, self.port)
 
     @property
+    def ha_server_addr(self) -> str:
+        """``brokerIP2:haListenPort``, the port actually bound: what slaves are told to dial."""
+        port = self.ha.port if self.ha is not None else self.config.ha_listen_port
+        return f"{self.config.get('brokerIP2')}:{port}"
+
+    @property
     def identity(self) -> BrokerIdentity:
         cfg = self.config
         return BrokerIdentity(
-            cfg.cluster_name, cfg.broker_name, cfg.broker_id, self.address, cfg.ha_server_addr
+            cfg.cluster_name, cfg.broker_name, cfg.broker_id, self.address, self.ha_server_addr
         )
 
     @property
@@ -240,6 +254,15 @@ class Broker:
             raise
         self._store.add_dispatch_listener(self.holds.notify)
         self._store.add_dispatch_listener(self.schedule.notify)
+        try:
+            await self._start_ha()
+        except BaseException:
+            await self._store.shutdown()
+            for server in (self._server, self._vip_server):
+                if server is not None:
+                    await server.close()
+            self._server = self._vip_server = None
+            raise
         if self.config.is_master:
             self.schedule.start(self._store, self._store.put_message)
             self.transactions.start()
@@ -265,6 +288,34 @@ class Broker:
                     "persisting the delay offsets")
         self._every(HOUSEKEEPING_INTERVAL_S, HOUSEKEEPING_INTERVAL_S, self.scan_idle_clients,
                     "scanning idle clients")
+        if self.slave_sync is not None:
+            self._every(SYNC_INITIAL_DELAY_S, SYNC_PERIOD_S, self.slave_sync.sync_all,
+                        "copying the master's tables")
+
+    async def _start_ha(self) -> None:
+        """The HA listener on listenPort + 1 (``BrokerStartup`` sets haListenPort so, whatever the
+        file says; an ephemeral listen port gets an ephemeral HA port), and on a slave the client
+        and the table copy."""
+        assert self._store is not None
+        self.ha = HAService(self._store, self.ha_config)
+        port = self.port + 1 if self._port_arg else 0
+        try:
+            await self.ha.start(self.host, port)
+        except OSError as exc:
+            self.ha = None
+            raise ServiceError(f"the HA port {port} is not available: {exc}") from exc
+        if self.is_slave:
+            self.ha_client = HAClient(self._store, self.ha_config)
+            await self.ha_client.start()
+            self.slave_sync = SlaveSynchronize(self)
+
+    async def _stop_ha(self) -> None:
+        if self.ha_client is not None:
+            await self.ha_client.stop()
+        if self.ha is not None:
+            await self.ha.stop()
+        if self.slave_sync is not None:
+            await self.slave_sync.close()
 
     async def stop(self) -> None:
         if not self._running:
@@ -289,6 +340,7 @@ class Broker:
         await asyncio.gather(*tasks, return_exceptions=True)
         self.schedule.persist()
         self.offsets.persist()
+        await self._stop_ha()
         if self._store is not None:
             await self._store.shutdown()
         await self.outer.unregister_broker_all(self.identity)
@@ -382,7 +434,11 @@ class Broker:
             first = results[0]
             if first.ha_server_addr is not None:
                 self.master_ha_addr = first.ha_server_addr
+                if self.ha_client is not None:
+                    self.ha_client.update_master_address(first.ha_server_addr)
             self.master_addr = first.master_addr
+            if self.slave_sync is not None:
+                self.slave_sync.master_addr = first.master_addr
             if check_order:
                 self.topics.update_order_topic_config(first.kv_table)
 

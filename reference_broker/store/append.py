@@ -135,7 +135,8 @@ class PutService(Room):
             if self._sync_flush and wait:
                 flushed = self.flusher.waiter(end)
             if wait and self._sync_master and self.replica_waiter is not None:
-                return self._finish(result, _with_replicas(flushed, self.replica_waiter(end)), begin)
+                replicas = self.replica_waiter(result.wrote_offset, end)
+                return self._finish(result, _with_replicas(flushed, replicas), begin)
             if isinstance(flushed, asyncio.Future):
                 return self._finish(result, flushed, begin)
             result.status = flushed

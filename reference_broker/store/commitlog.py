@@ -169,6 +169,15 @@ class CommitLog:
         found = self.record_at(offset)
         return found[1].store_timestamp if found is not None else -1
 
+    def view_data(self, offset: int, max_bytes: int) -> memoryview | None:
+        """:meth:`read_data` as a read-only view of the mapping (no copy); None when nothing is there."""
+        f = self.files.find(offset)
+        if f is None:
+            return None
+        pos = offset - f.file_from_offset
+        n = min(max_bytes, f.wrote_position - pos)
+        return f.view(pos, n) if n > 0 else None
+
     def roll_next_file(self, offset: int) -> int:
         """Start of the file after the one holding ``offset`` (``rollNextFile``)."""
         return offset + self.file_size - offset % self.file_size

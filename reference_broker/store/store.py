@@ -398,6 +398,13 @@ class MessageStore:
         self._check_readable()
         return self.commitlog.read_data(offset, max_bytes)
 
+    def commitlog_view(self, offset: int, max_bytes: int) -> memoryview | None:
+        """A read-only view of the CommitLog bytes from ``offset`` to the end of the data of its
+        file, at most ``max_bytes``; None when nothing is there. Release it soon: a file with a
+        view out cannot be closed (the HA master sends from it without a copy)."""
+        self._check_readable()
+        return self.commitlog.view_data(offset, max_bytes)
+
     def append_replica(self, offset: int, data: bytes | bytearray | memoryview) -> None:
         """Append a master's CommitLog bytes verbatim at ``offset`` (which must be the current
         end) and dispatch every record that has become whole (``appendToCommitLog``), through

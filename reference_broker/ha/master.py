@@ -1,0 +1,372 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The master side of 4.x replication (``HAService``, ``AcceptSocketService``, ``HAConnection``).
+
+Theory of operation
+-------------------
+:class:`HAService` listens on the HA port (the broker's listen port + 1, as ``BrokerStartup`` sets
+it) on every broker, as Java does; only a master's listener is ever dialled. Each accepted socket
+becomes a :class:`SlaveConnection`: two tasks around one :class:`wire.ha.V4MasterSession`.
+
+* The reader takes the slave's 8-byte reports. The session checks each one (a report beyond what
+  this connection has sent is a lie: the connection is closed and logged, and the lie never counts);
+  each accepted ack advances the SYNC_MASTER waiters it covers (:mod:`.waiters`).
+* The writer waits for the slave's first report, fixes where the transfer starts (an empty slave at
+  the master's last CommitLog file, else at its report), then sends whatever the CommitLog holds past
+  the cursor: ``haTransferBatchSize`` per frame, each frame from one file, up to 64 frames per
+  ``sendmsg`` straight from the mapped files (:mod:`._sock`). When nothing is left it sleeps until
+  the store appends (an append listener wakes every connection) or a heartbeat is due
+  (``haSendHeartbeatInterval``: the 12-byte header with no data).
+* Housekeeping: every second, a connection that read nothing for ``haHousekeepingInterval`` closes.
+
+``SYNC_MASTER`` (``CommitLog.submitReplicaRequest``): the store awaits :meth:`HAService.wait_for_slaves`
+after each put that waits. No connected slave, or one more than ``haSlaveFallbehindMax`` behind,
+answers SLAVE_NOT_AVAILABLE at once (``isSlaveOK``: any connection counts, and the highest ack of
+all); otherwise the put waits until an ack covers it, FLUSH_SLAVE_TIMEOUT after ``slaveTimeout``.
+
+A slave whose report lies below the master's first CommitLog offset (its files were deleted) is
+flagged: the log says so and what to do, and :meth:`HAService.runtime_info` carries it (Java sends
+such a slave heartbeats forever, apache/rocketmq#3388).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Awaitable
+from dataclasses import dataclass
+
+from wire.bodies import HAClientRuntimeInfo, HAConnectionRuntimeInfo, HARuntimeInfo
+from wire.ha.session import HAProtocolError, V4MasterSession, pack_transfer_header
+
+from ..store import MessageStore, PutStatus
+from . import _sock
+from .config import HAConfig
+from .stats import TransferSpeed, now_ms
+from .waiters import OffsetWaiters
+
+__all__ = ["HAService", "SlaveConnection", "SlaveProblem"]
+
+log = logging.getLogger("reference_broker.ha")
+
+#: frames per sendmsg during a catch-up (two buffers each: header and data)
+GATHER_FRAMES = 64
+#: how often idle connections are looked at
+HOUSEKEEPING_PERIOD_S = 1.0
+#: recv size for the slave's reports
+READ_SIZE = 65536
+
+
+@dataclass(frozen=True, slots=True)
+class SlaveProblem:
+    """Why a connected slave cannot catch up, and what the operator can do."""
+
+    code: str
+    message: str
+
+
+class SlaveConnection:
+    """One slave's connection to this master (``HAConnection``)."""
+
+    def __init__(self, service: HAService, sock: socket.socket, peer: str) -> None:
+        self.service = service
+        self.sock = sock
+        self.addr = peer
+        cfg = service.config
+        self.session = V4MasterSession(
+            mapped_file_size=cfg.mapped_file_size, transfer_batch_size=cfg.transfer_batch_size,
+            heartbeat_interval_ms=cfg.heartbeat_interval_ms,
+            housekeeping_interval_ms=cfg.housekeeping_interval_ms, now_ms=now_ms())
+        self.connected_ms = now_ms()
+        self.speed = TransferSpeed()
+        self.problem: SlaveProblem | None = None
+        #: when the slave last held everything this master held (None: not yet)
+        self.caught_up_ms: int | None = None
+        self.closed = False
+        self.close_reason: str | None = None
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def __repr__(self) -> str:
+        s = self.session
+        return f"<SlaveConnection {self.addr} request={s.request_offset} ack={s.ack_offset} next={s.next_transfer}>"
+
+    # ------------------------------------------------------------------ life cycle
+    def start(self) -> None:
+        self._tasks = [asyncio.create_task(self._read(), name=f"ha-read-{self.addr}"),
+                       asyncio.create_task(self._write(), name=f"ha-write-{self.addr}")]
+        for t in self._tasks:
+            t.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            self.close(f"{type(exc).__name__}: {exc}")
+            if not isinstance(exc, OSError):
+                log.error("HA connection %s failed", self.addr, exc_info=exc)
+        else:
+            self.close(self.close_reason or "closed")
+
+    def close(self, reason: str) -> None:
+        """Close the socket and stop both tasks (idempotent)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.close_reason = reason
+        for t in self._tasks:
+            if t is not asyncio.current_task():
+                t.cancel()
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(Exception):
+            loop.remove_reader(self.sock.fileno())
+            loop.remove_writer(self.sock.fileno())
+        self.sock.close()
+        self.service._removed(self)
+        log.info("HA connection %s closed: %s", self.addr, reason)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    # ------------------------------------------------------------------ reading
+    async def _read(self) -> None:
+        loop = asyncio.get_running_loop()
+        store = self.service.store
+        session = self.session
+        while True:
+            data = await loop.sock_recv(self.sock, READ_SIZE)
+            if not data:
+                self.close_reason = "the slave closed the connection"
+                return
+            first = not session.requested
+            try:
+                report = session.receive_data(data, now_ms=now_ms(), master_max_offset=store.commitlog_max_offset())
+            except HAProtocolError as exc:
+                # Java 4.9.x closes on an ack beyond its CommitLog end; any report beyond what was sent
+                # is a lie here (apache/rocketmq#3015)
+                log.error("slave %s: %s; closing the connection", self.addr, exc)
+                self.close_reason = f"protocol violation: {exc}"
+                self.service.rejected += 1
+                return
+            if report is None:
+                continue
+            if first:
+                log.info("slave[%s] request offset %d", self.addr, report.offset)
+                self._wake.set()
+            elif session.started:
+                self.service._acked(self, report.offset)
+
+    # ------------------------------------------------------------------ writing
+    async def _write(self) -> None:
+        session = self.session
+        store = self.service.store
+        while not session.requested:
+            self._wake.clear()
+            await self._wake.wait()
+        start = session.start(store.commitlog_max_offset())
+        log.info("master transfer data from %d to slave[%s], and slave request %d",
+                 start, self.addr, session.request_offset)
+        self._check_min_offset()
+        loop = asyncio.get_running_loop()
+        while True:
+            self._wake.clear()
+            if await self._send_available(loop):
+                await asyncio.sleep(0)  # let the reader and the puts in between frames
+                continue
+            now = now_ms()
+            if session.heartbeat_due(now):
+                h = session.heartbeat()
+                await self._send(loop, [pack_transfer_header(h.phy_offset, 0)])
+                session.wrote(now_ms())
+                self._check_min_offset()
+                continue
+            due_in = (session.last_write_ms + session.heartbeat_interval_ms - now) / 1000 + 0.001
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), max(0.001, due_in))
+
+    async def _send_available(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Send what the CommitLog holds past the cursor (up to GATHER_FRAMES frames); False if nothing."""
+        session = self.session
+        store = self.service.store
+        buffers: list[bytes | memoryview] = []
+        views: list[memoryview] = []
+        sent = 0
+        try:
+            while len(views) < GATHER_FRAMES:
+                view = store.commitlog_view(session.next_transfer, session.transfer_batch_size)
+                if view is None:
+                    break
+                h = session.next_header(len(view))
+                buffers.append(pack_transfer_header(h.phy_offset, h.body_size))
+                buffers.append(view)
+                views.append(view)
+                sent += h.body_size
+            if not views:
+                return False
+            rest = _sock.send_now(self.sock, buffers)
+        finally:
+            buffers.clear()
+            for v in views:
+                v.release()
+        if rest:
+            await loop.sock_sendall(self.sock, rest)
+        session.wrote(now_ms())
+        self.speed.add(sent)
+        return True
+
+    async def _send(self, loop: asyncio.AbstractEventLoop, buffers: list[bytes | memoryview]) -> None:
+        rest = _sock.send_now(self.sock, buffers)
+        if rest:
+            await loop.sock_sendall(self.sock, rest)
+
+    def _check_min_offset(self) -> None:
+        store = self.service.store
+        low = store.commitlog_min_offset()
+        if self.session.below_min_offset(low):
+            if self.problem is None:
+                self.problem = SlaveProblem(
+                    "BELOW_MIN_OFFSET",
+                    f"the slave needs CommitLog offset {self.session.next_transfer}, but this master's CommitLog "
+                    f"starts at {low} (older files were deleted): it can never catch up. Stop the slave, move "
+                    "its store away and start it empty (it then copies from this master's last CommitLog file), "
+                    "or put the missing CommitLog files back on the master.")
+                log.warning("slave %s: %s", self.addr, self.problem.message)
+        else:
+            self.problem = None
+
+    # ------------------------------------------------------------------ status
+    def runtime_info(self, master_max: int) -> HAConnectionRuntimeInfo:
+        s = self.session
+        ack = max(s.ack_offset, 0)
+        diff = max(0, master_max - ack)
+        return HAConnectionRuntimeInfo(
+            addr=self.addr, slave_ack_offset=ack, diff=diff,
+            in_sync=self.service.in_sync(diff), transferred_byte_in_second=self.speed.per_second(),
+            transfer_from_where=max(s.next_transfer, 0))
+
+
+class HAService:
+    """The HA listener, its slave connections and the SYNC_MASTER waiters (see the module notes)."""
+
+    def __init__(self, store: MessageStore, config: HAConfig) -> None:
+        self.store = store
+        self.config = config
+        self.connections: list[SlaveConnection] = []
+        #: ``push2SlaveMaxOffset``: the highest ack any slave sent (never goes down)
+        self.push2slave_max_offset = 0
+        #: reports refused as lies, and the connections closed for them
+        self.rejected = 0
+        self.waiters: OffsetWaiters[PutStatus] = OffsetWaiters(PutStatus.PUT_OK, PutStatus.FLUSH_SLAVE_TIMEOUT)
+        self._listener: socket.socket | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._port: int | None = None
+
+    # ------------------------------------------------------------------ life cycle
+    async def start(self, host: str, port: int) -> int:
+        """Listen on ``host:port`` (0: an ephemeral port); returns the bound port."""
+        self._listener = _sock.listen(host, port)
+        self._port = int(self._listener.getsockname()[1])
+        self.store.add_append_listener(self._appended)
+        if self.config.sync_master:
+            self.store.replica_waiter = self.wait_for_slaves
+        self._tasks = [asyncio.create_task(self._accept(), name="ha-accept"),
+                       asyncio.create_task(self._housekeeping(), name="ha-housekeeping")]
+        return self._port
+
+    async def stop(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self._tasks = []
+        for c in list(self.connections):
+            c.close("the master shuts down")
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        self.store.remove_append_listener(self._appended)
+        if self.store.replica_waiter == self.wait_for_slaves:
+            self.store.replica_waiter = None
+        self.waiters.close(PutStatus.FLUSH_SLAVE_TIMEOUT)
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError("the HA service is not listening")
+        return self._port
+
+    async def _accept(self) -> None:
+        loop = asyncio.get_running_loop()
+        assert self._listener is not None
+        while True:
+            try:
+                sock, peer = await loop.sock_accept(self._listener)
+            except OSError as exc:
+                log.error("AcceptSocketService: %s", exc)
+                await asyncio.sleep(0.1)
+                continue
+            addr = f"{peer[0]}:{peer[1]}"
+            log.info("HAService receive new connection, %s", addr)
+            try:
+                _sock.tune(sock)
+            except OSError:
+                sock.close()
+                continue
+            conn = SlaveConnection(self, sock, addr)
+            self.connections.append(conn)
+            conn.start()
+
+    async def _housekeeping(self) -> None:
+        while True:
+            await asyncio.sleep(HOUSEKEEPING_PERIOD_S)
+            now = now_ms()
+            for c in list(self.connections):
+                if c.session.expired(now):
+                    log.warning("ha housekeeping, found this connection[%s] expired, %d", c.addr,
+                                now - c.session.last_read_ms)
+                    c.close("no report for haHousekeepingInterval")
+
+    def _removed(self, conn: SlaveConnection) -> None:
+        with contextlib.suppress(ValueError):
+            self.connections.remove(conn)
+
+    # ------------------------------------------------------------------ data and acks
+    def _appended(self, end: int) -> None:
+        for c in self.connections:
+            c.wake()
+
+    def _acked(self, conn: SlaveConnection, ack: int) -> None:
+        """An accepted ack (``notifyTransferSome``): raise the high-water mark, release waiters."""
+        if ack > self.push2slave_max_offset:
+            self.push2slave_max_offset = ack
+        if ack >= self.store.commitlog_max_offset():
+            conn.caught_up_ms = now_ms()
+        self.waiters.advance(conn.session.transfer_start, ack)
+
+    def is_slave_ok(self, master_put_where: int) -> bool:
+        """``HAService.isSlaveOK``: a slave is connected and the best one is not too far behind."""
+        return bool(self.connections) and \
+            master_put_where - self.push2slave_max_offset < self.config.slave_fallbehind_max
+
+    def wait_for_slaves(self, begin: int, end: int) -> Awaitable[PutStatus]:
+        """The store's replica waiter on a SYNC_MASTER (``submitReplicaRequest``)."""
+        if not self.is_slave_ok(end):
+            fut: asyncio.Future[PutStatus] = asyncio.get_running_loop().create_future()
+            fut.set_result(PutStatus.SLAVE_NOT_AVAILABLE)
+            return fut
+        return self.waiters.wait(begin, end, self.config.slave_timeout_ms / 1000)
+
+    # ------------------------------------------------------------------ status
+    def in_sync(self, diff: int) -> bool:
+        return diff < self.config.slave_fallbehind_max
+
+    def runtime_info(self) -> HARuntimeInfo:
+        """The master's part of ``HARuntimeInfo`` (GET_BROKER_HA_STATUS)."""
+        master_max = self.store.commitlog_max_offset()
+        conns = tuple(c.runtime_info(master_max) for c in self.connections if c.session.requested)
+        return HARuntimeInfo(master=True, master_commit_log_max_offset=master_max,
+                             in_sync_slave_nums=sum(1 for c in conns if c.in_sync), ha_connection_info=conns,
+                             ha_client_runtime_info=HAClientRuntimeInfo())
