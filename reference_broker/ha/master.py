@@ -90,7 +90,8 @@ class SlaveConnection:
 
     def __repr__(self) -> str:
         s = self.session
-        return f"<SlaveConnection {self.addr} request={s.request_offset} ack={s.ack_offset} next={s.next_transfer}>"
+        return (f"<SlaveConnection {self.addr} request={s.request_offset} ack={s.ack_offset} "
+                f"next={s.next_transfer}>")
 
     # ------------------------------------------------------------------ life cycle
     def start(self) -> None:
@@ -142,7 +143,8 @@ class SlaveConnection:
                 return
             first = not session.requested
             try:
-                report = session.receive_data(data, now_ms=now_ms(), master_max_offset=store.commitlog_max_offset())
+                report = session.receive_data(data, now_ms=now_ms(),
+                                              master_max_offset=store.commitlog_max_offset())
             except HAProtocolError as exc:
                 # Java 4.9.x closes on an ack beyond its CommitLog end; any report beyond what was sent
                 # is a lie here (apache/rocketmq#3015)
@@ -228,10 +230,10 @@ class SlaveConnection:
             if self.problem is None:
                 self.problem = SlaveProblem(
                     "BELOW_MIN_OFFSET",
-                    f"the slave needs CommitLog offset {self.session.next_transfer}, but this master's CommitLog "
-                    f"starts at {low} (older files were deleted): it can never catch up. Stop the slave, move "
-                    "its store away and start it empty (it then copies from this master's last CommitLog file), "
-                    "or put the missing CommitLog files back on the master.")
+                    f"the slave needs CommitLog offset {self.session.next_transfer}, but this master's "
+                    f"CommitLog starts at {low} (older files were deleted): it can never catch up. Stop the "
+                    "slave, move its store away and start it empty (it then copies from this master's last "
+                    "CommitLog file), or put the missing CommitLog files back on the master.")
                 log.warning("slave %s: %s", self.addr, self.problem.message)
         else:
             self.problem = None
@@ -258,7 +260,8 @@ class HAService:
         self.push2slave_max_offset = 0
         #: reports refused as lies, and the connections closed for them
         self.rejected = 0
-        self.waiters: OffsetWaiters[PutStatus] = OffsetWaiters(PutStatus.PUT_OK, PutStatus.FLUSH_SLAVE_TIMEOUT)
+        self.waiters: OffsetWaiters[PutStatus] = OffsetWaiters(PutStatus.PUT_OK,
+                                                               PutStatus.FLUSH_SLAVE_TIMEOUT)
         self._listener: socket.socket | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._port: int | None = None

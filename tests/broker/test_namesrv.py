@@ -107,10 +107,11 @@ def test_several_name_servers_compressed_and_one_down(tmp_path: Path) -> None:
 def test_slave_learns_its_master(tmp_path: Path) -> None:
     async def main() -> None:
         async with running_cluster(tmp_path) as (ns, master):
-            async with running_broker(tmp_path / "slave", ns.address, brokerRole="SLAVE", brokerId="1",
-                                      haListenPort="10922") as slave:
+            async with running_broker(tmp_path / "slave", ns.address, brokerRole="SLAVE", brokerId="1") as slave:
                 assert slave.master_addr == master.address
-                assert slave.master_ha_addr == master.config.ha_server_addr
+                # the HA port actually bound (listenPort + 1; ephemeral beside an ephemeral listen port)
+                assert slave.master_ha_addr == master.ha_server_addr == f"127.0.0.1:{master.ha.port}"
+                assert slave.ha_client is not None and slave.ha_client.master_address == master.ha_server_addr
                 info = await cluster_info(ns.port)
                 assert dict(info.broker_addr_table["broker-a"].broker_addrs) == {0: master.address,
                                                                                  1: slave.address}

@@ -119,7 +119,8 @@ class V4MasterSession:
             raise ValueError(f"mapped_file_size must be > 0, got {mapped_file_size}")
         if not 0 < transfer_batch_size <= V4_MAX_BODY_SIZE:
             # a Java slave never takes in a frame larger than its 4 MiB read buffer
-            raise ValueError(f"transfer_batch_size must be in 1..{V4_MAX_BODY_SIZE}, got {transfer_batch_size}")
+            raise ValueError(f"transfer_batch_size must be in 1..{V4_MAX_BODY_SIZE}, "
+                             f"got {transfer_batch_size}")
         self.mapped_file_size = mapped_file_size
         self.transfer_batch_size = transfer_batch_size
         self.heartbeat_interval_ms = heartbeat_interval_ms
@@ -314,7 +315,8 @@ class V4SlaveSession:
         buf, pos, end = self._buf, self._pos, self._end
         while end - pos >= TRANSFER_HEADER_SIZE:
             offset, size = _HEADER.unpack_from(buf, pos)
-            check_body_size(size, self.max_body_size, self._stream_offset + pos + 8, frame_index=self.transfers)
+            check_body_size(size, self.max_body_size, self._stream_offset + pos + 8,
+                            frame_index=self.transfers)
             stop = pos + TRANSFER_HEADER_SIZE + size
             if stop > end:
                 break

@@ -1,0 +1,73 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""OffsetWaiters: released by the ack that covers them, in one pass; expired by one timer; a put the
+acking connection was never sent is not covered."""
+
+from __future__ import annotations
+
+import asyncio
+
+from reference_broker.ha.waiters import OffsetWaiters
+from tests.broker.helpers import run
+
+
+def waiters() -> OffsetWaiters[str]:
+    return OffsetWaiters("OK", "TIMEOUT")
+
+
+def test_an_ack_releases_every_covered_waiter_at_once() -> None:
+    async def main() -> None:
+        w = waiters()
+        futs = [w.wait(i * 10, i * 10 + 10, 5.0) for i in range(10)]
+        assert w.advance(0, 55) == 5
+        assert [f.result() for f in futs[:5]] == ["OK"] * 5 and not any(f.done() for f in futs[5:])
+        assert w.advance(0, 100) == 5 and (w.batches, w.largest_batch, w.released) == (2, 5, 10)
+        assert len(w) == 0
+
+    run(main())
+
+
+def test_bytes_the_connection_was_not_sent_are_not_covered() -> None:
+    async def main() -> None:
+        w = waiters()
+        old = w.wait(0, 10, 0.2)
+        new = w.wait(10, 20, 5.0)
+        # a connection whose transfer started at 10 acks 20: the put at 0..10 is not its to confirm
+        assert w.advance(10, 20) == 1
+        assert new.result() == "OK" and not old.done()
+        assert await old == "TIMEOUT" and w.expired == 1
+
+    run(main())
+
+
+def test_the_timer_expires_in_deadline_order() -> None:
+    async def main() -> None:
+        w = waiters()
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        a = w.wait(0, 10, 0.1)
+        b = w.wait(10, 20, 0.3)
+        assert await a == "TIMEOUT"
+        assert not b.done() and loop.time() - t0 < 0.25
+        assert await b == "TIMEOUT" and w.expired == 2 and len(w) == 0
+
+    run(main())
+
+
+def test_a_shorter_timeout_after_a_longer_one_still_expires_first() -> None:
+    async def main() -> None:
+        w = waiters()
+        long = w.wait(0, 10, 5.0)
+        short = w.wait(10, 20, 0.05)
+        assert await asyncio.wait_for(short, 1.0) == "TIMEOUT"
+        assert not long.done()
+        w.close("CLOSED")
+        assert long.result() == "CLOSED"
+
+    run(main())
+
+
+def test_zero_timeout_expires_at_once() -> None:
+    async def main() -> None:
+        assert (await waiters().wait(0, 1, 0)) == "TIMEOUT"
+
+    run(main())
