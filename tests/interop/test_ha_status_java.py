@@ -17,10 +17,13 @@ from wire.bodies import KVTable
 
 
 async def _max_offset(port: int) -> int:
+    """commitLogMaxOffset from the runtime info, or -1 while the broker does not give it."""
     c = await connect("127.0.0.1", port)
     try:
-        r = await c.request(RemotingCommand(code=28))
-        return int(KVTable.decode(r.body or b"").table["commitLogMaxOffset"])
+        r = await c.request(RemotingCommand(code=28), timeout=10)
+        if r.code != ResponseCode.SUCCESS or not r.body:
+            return -1
+        return int(KVTable.decode(r.body).table["commitLogMaxOffset"])
     finally:
         await c.aclose()
 

@@ -1,0 +1,353 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""Mixed-cluster replication matrix: reference master -> Java 4.9.8 slave, and Java 4.9.8 master ->
+reference slave, each scenario under its own ID.
+
+Scenario IDs are ``<master>><slave>/<scenario>``, the master and slave being ``ours`` or ``java``:
+
+* ``async-baseline-1g``: ASYNC_MASTER, 1 GiB CommitLog files (RocketMQ's default); after N sends the
+  slave's CommitLog bytes equal the master's for the range the slave holds.
+* ``slow-slave``: the slave is frozen (SIGSTOP) while the master takes 20 MB, then thawed: it catches up
+  and its bytes equal the master's.
+* ``sync-baseline``: SYNC_MASTER, 10 MiB files. Slave up: SEND_OK; slave frozen: FLUSH_SLAVE_TIMEOUT
+  after slaveTimeout; slave stopped: SLAVE_NOT_AVAILABLE at once; slave back: SEND_OK. The sequence of
+  answers equals the one an all-Java pair gives for the same steps (``java>java/sync-reference``),
+  and the bytes equal the master's.
+* ``slave-reconnect``: the slave is frozen past the master's ``haHousekeepingInterval``, so the
+  master closes the connection; thawed, the slave connects again and resumes where it stood.
+* ``slave-restart-truncated-tail``: the slave is killed, the last kilobyte of its CommitLog data
+  zeroed (a torn tail), and started again: it recovers to its last whole record, asks from there,
+  and ends byte-identical to the master.
+
+The matrix fails closed: ``test_every_scenario_passed`` (the last test here) fails unless every ID
+above ran and passed in this session; the Java side is ``../shared/javakit`` (the module skips with
+the reason when it or ``java`` is absent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.broker.helpers import send_request
+from tests.ha.servers import OurServers
+from tests.javakit import JavaServers, javakit_missing
+from wire import RemotingCommand, ResponseCode
+from wire.aio import connect
+from wire.bodies import KVTable
+
+pytestmark = pytest.mark.skipif(javakit_missing() is not None, reason=javakit_missing() or "")
+
+GIB = 1 << 30
+MIB = 1 << 20
+SCENARIOS = {
+    "ours>java": ("async-baseline-1g", "slow-slave", "sync-baseline", "slave-reconnect",
+                  "slave-restart-truncated-tail"),
+    "java>ours": ("async-baseline-1g", "slow-slave", "sync-baseline", "slave-reconnect",
+                  "slave-restart-truncated-tail"),
+    "java>java": ("sync-reference",),
+}
+ALL_IDS = [f"{d}/{s}" for d, ss in SCENARIOS.items() for s in ss]
+#: scenario id -> "passed" or the failure
+RESULTS: dict[str, str] = {}
+#: the answers of the all-Java pair to the sync-baseline steps
+REFERENCE: dict[str, list[int]] = {}
+#: every broker heartbeats each second, so that a master's 8 s housekeeping only closes a frozen slave
+HA_KEYS = {"haSendHeartbeatInterval": "1000", "haHousekeepingInterval": "8000"}
+HOUSEKEEPING_S = 8.0
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+async def _request(port: int, cmd: RemotingCommand, timeout: float = 10.0) -> RemotingCommand:
+    c = await connect("127.0.0.1", port)
+    try:
+        return await c.request(cmd, timeout=timeout)
+    finally:
+        await c.aclose()
+
+
+def runtime(port: int) -> dict[str, str]:
+    try:
+        r = asyncio.run(_request(port, RemotingCommand(code=28)))
+    except Exception:
+        return {}
+    return dict(KVTable.decode(r.body).table) if r.code == ResponseCode.SUCCESS and r.body else {}
+
+
+def max_offset(port: int) -> int:
+    return int(runtime(port).get("commitLogMaxOffset", -1))
+
+
+def wait_for(cond: Callable[[], bool], what: str, timeout: float = 90.0, step: float = 0.3) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out: {what}"
+        time.sleep(step)
+
+
+@dataclass
+class Pair:
+    """A master and its slave, one of them Java's, registered with one Java name server."""
+
+    master: Any
+    slave: Any
+    slave_servers: Any
+    name: str
+    sent: int = 0
+    log: list[str] = field(default_factory=list)
+
+    def sends(self, n: int, size: int = 700, topic: str = "MatrixTopic") -> list[tuple[int, float]]:
+        """``n`` sends (WAIT=true) to the master: (code, seconds) of each."""
+
+        async def go() -> list[tuple[int, float]]:
+            c = await connect("127.0.0.1", self.master.port)
+            out = []
+            try:
+                for _ in range(n):
+                    i = self.sent
+                    self.sent += 1
+                    t0 = time.monotonic()
+                    r = await c.request(send_request(topic, f"{self.name}-{i:07d}-".encode() + b"p" * size,
+                                                     queue_id=i % 4, code=10), timeout=20)
+                    out.append((r.code, time.monotonic() - t0))
+            finally:
+                await c.aclose()
+            return out
+
+        return asyncio.run(go())
+
+    def connected(self, timeout: float = 90.0) -> None:
+        """Until the slave acks: a SYNC_MASTER answers SEND_OK; otherwise the slave holds the end."""
+        end = max_offset(self.master.port)
+        wait_for(lambda: max_offset(self.slave.port) >= end >= 0, "the slave to connect", timeout)
+
+    def caught_up(self, timeout: float = 120.0) -> int:
+        end = max_offset(self.master.port)
+        wait_for(lambda: max_offset(self.slave.port) == end, f"the slave to reach {end}", timeout)
+        return end
+
+    def same_bytes(self) -> int:
+        """The slave's CommitLog bytes equal the master's wherever the slave has data."""
+        end = self.caught_up()
+        size = int(self.master.properties["mappedFileSizeCommitLog"])
+        compared = 0
+        for f in sorted(Path(self.slave.commitlog_dir).iterdir()):
+            start = int(f.name)
+            n = max(0, min(size, end - start))
+            if not n:
+                continue
+            with (Path(self.master.commitlog_dir) / f.name).open("rb") as a, f.open("rb") as b:
+                mine, theirs = a.read(n), b.read(n)
+            assert theirs == mine, f"{f.name}: the slave's bytes differ from the master's " \
+                                   f"(first difference at {next(i for i in range(n) if mine[i] != theirs[i])})"
+            compared += n
+        assert compared > 0, "nothing compared"
+        return compared
+
+
+def make_pair(master_servers: Any, slave_servers: Any, ns: Any, name: str, role: str, size: int) -> Pair:
+    m = master_servers.broker(master_servers_version(master_servers), namesrv=ns, name=name, role=role,
+                              commitlog_file_size=size, **HA_KEYS)
+    s = slave_servers.broker(master_servers_version(slave_servers), namesrv=ns, name=name, role="SLAVE",
+                             commitlog_file_size=size, **HA_KEYS)
+    return Pair(m, s, slave_servers, name)
+
+
+def master_servers_version(servers: Any) -> str:
+    return "4.9.8" if isinstance(servers, JavaServers) else "mqctl"
+
+
+def restart_slave(pair: Pair, *, graceful: bool) -> None:
+    pair.slave = pair.slave_servers.restart(pair.slave, graceful=graceful)
+
+
+class Runner:
+    """Runs scenarios in order, records each under its ID, and fails at the end if any failed."""
+
+    def __init__(self, direction: str) -> None:
+        self.direction = direction
+        self.failures: list[str] = []
+
+    def run(self, scenario: str, fn: Callable[[], None]) -> None:
+        sid = f"{self.direction}/{scenario}"
+        assert sid in ALL_IDS, sid
+        t0 = time.monotonic()
+        try:
+            fn()
+        except Exception as exc:  # recorded, reported together at the end
+            RESULTS[sid] = f"FAILED: {type(exc).__name__}: {exc}"
+            self.failures.append(f"{sid}: {exc}\n{traceback.format_exc()}")
+        else:
+            RESULTS[sid] = f"passed in {time.monotonic() - t0:.1f}s"
+
+    def finish(self) -> None:
+        if self.failures:
+            pytest.fail("\n\n".join(self.failures))
+
+
+# ------------------------------------------------------------------------------------------ fixtures
+
+@pytest.fixture(scope="module")
+def java_ns(java_servers_module: JavaServers) -> Any:
+    return java_servers_module.namesrv("4.9.8")
+
+
+@pytest.fixture
+def ours(tmp_path: Path) -> Iterator[OurServers]:
+    with OurServers(tmp_path / "ours") as servers:
+        yield servers
+
+
+def sides(direction: str, ours: OurServers, java: JavaServers) -> tuple[Any, Any]:
+    pick = {"ours": ours, "java": java}
+    m, s = direction.split(">")
+    return pick[m], pick[s]
+
+
+# ------------------------------------------------------------------------------------------ scenarios
+
+def sync_steps(pair: Pair) -> list[int]:
+    """The sync-baseline steps; the answer codes in order. The slave ends connected again."""
+    codes: list[int] = []
+    pair.connected()
+    wait_for(lambda: pair.sends(1)[0][0] == ResponseCode.SUCCESS, "a SEND_OK", 60, step=0.5)
+    up = pair.sends(5)
+    codes += [c for c, _ in up]
+    pair.slave.freeze()
+    try:
+        frozen = pair.sends(2)
+    finally:
+        pair.slave.thaw()
+    codes += [c for c, _ in frozen]
+    for code, took in frozen:
+        assert code != ResponseCode.FLUSH_SLAVE_TIMEOUT or 2.6 < took < 5.0, f"FLUSH_SLAVE_TIMEOUT after {took:.2f}s"
+    pair.caught_up()
+    pair.slave.stop()
+    # the master sees the connection close: SLAVE_NOT_AVAILABLE from then on, each at once
+    wait_for(lambda: pair.sends(1)[0][0] == ResponseCode.SLAVE_NOT_AVAILABLE, "SLAVE_NOT_AVAILABLE", 30, step=0.2)
+    down = pair.sends(3)
+    assert all(took < 1.0 for _, took in down), down
+    codes += [c for c, _ in down]
+    restart_slave(pair, graceful=True)
+    wait_for(lambda: pair.sends(1)[0][0] == ResponseCode.SUCCESS, "SEND_OK after the restart", 90, step=0.5)
+    codes += [c for c, _ in pair.sends(3)]
+    return codes
+
+
+EXPECTED_SYNC = [0] * 5 + [12] * 2 + [11] * 3 + [0] * 3
+
+
+def housekeeping_closes(master: Any) -> int:
+    """How many times the master's log says housekeeping closed a silent slave connection."""
+    if isinstance(master.version, str) and master.version == "mqctl":
+        text = master.log_path.read_text(errors="replace")
+        return text.count("no report for haHousekeepingInterval")
+    path = master.log_path("store.log")
+    return path.read_text(errors="replace").count("ha housekeeping, found this connection") if path.exists() else 0
+
+
+def reconnect(pair: Pair) -> None:
+    before = pair.caught_up()
+    closes = housekeeping_closes(pair.master)
+    pair.slave.freeze()
+    time.sleep(HOUSEKEEPING_S + 3)  # past the master's housekeeping: it closes the connection
+    pair.slave.thaw()
+    wait_for(lambda: housekeeping_closes(pair.master) > closes, "the master's housekeeping close", 10)
+    pair.sends(50)
+    after = pair.caught_up()
+    assert after > before
+    pair.same_bytes()
+
+
+def truncated_tail(pair: Pair) -> None:
+    end = pair.caught_up()
+    pair.slave.kill()
+    size = int(pair.slave.properties["mappedFileSizeCommitLog"])
+    last = Path(pair.slave.commitlog_dir) / f"{end - end % size:020d}"
+    if end % size == 0:
+        last = Path(pair.slave.commitlog_dir) / f"{end - size:020d}"
+    pos = end - int(last.name)
+    with last.open("r+b") as f:  # a torn tail: the last kilobyte of data is gone
+        f.seek(pos - 1024)
+        f.write(bytes(1024))
+    pair.sends(30)
+    restart_slave(pair, graceful=False)
+    # had the slave kept the zeroed kilobyte, the master would send from the old end and the bytes
+    # would differ there
+    pair.caught_up()
+    pair.same_bytes()
+
+
+def slow_slave(pair: Pair) -> None:
+    pair.caught_up()
+    pair.slave.freeze()
+    try:
+        codes = pair.sends(5000, size=4000)  # ~20 MB while the slave stands still
+    finally:
+        pair.slave.thaw()
+    assert {c for c, _ in codes} == {ResponseCode.SUCCESS}
+    pair.same_bytes()
+
+
+# ------------------------------------------------------------------------------------------ tests
+
+def test_java_pair_sync_reference(java_servers: JavaServers, java_ns: Any) -> None:
+    runner = Runner("java>java")
+    pair = make_pair(java_servers, java_servers, java_ns, "broker-jj", "SYNC_MASTER", 10 * MIB)
+
+    def reference() -> None:
+        codes = sync_steps(pair)
+        REFERENCE["sync"] = codes
+        assert codes == EXPECTED_SYNC, codes
+
+    runner.run("sync-reference", reference)
+    runner.finish()
+
+
+@pytest.mark.parametrize("direction", ["ours>java", "java>ours"])
+def test_async_1g_and_slow_slave(direction: str, ours: OurServers, java_servers: JavaServers, java_ns: Any) -> None:
+    runner = Runner(direction)
+    m, s = sides(direction, ours, java_servers)
+    pair = make_pair(m, s, java_ns, f"broker-{direction.replace('>', '')}-1g", "ASYNC_MASTER", GIB)
+
+    def baseline() -> None:
+        pair.connected()
+        assert {c for c, _ in pair.sends(300)} == {ResponseCode.SUCCESS}
+        assert pair.same_bytes() == max_offset(pair.master.port)
+
+    runner.run("async-baseline-1g", baseline)
+    runner.run("slow-slave", lambda: slow_slave(pair))
+    runner.finish()
+
+
+@pytest.mark.parametrize("direction", ["ours>java", "java>ours"])
+def test_sync_reconnect_truncated(direction: str, ours: OurServers, java_servers: JavaServers, java_ns: Any) -> None:
+    runner = Runner(direction)
+    m, s = sides(direction, ours, java_servers)
+    pair = make_pair(m, s, java_ns, f"broker-{direction.replace('>', '')}-10m", "SYNC_MASTER", 10 * MIB)
+
+    def baseline() -> None:
+        codes = sync_steps(pair)
+        assert codes == REFERENCE.get("sync", EXPECTED_SYNC) == EXPECTED_SYNC, codes
+        pair.same_bytes()
+
+    runner.run("sync-baseline", baseline)
+    runner.run("slave-reconnect", lambda: reconnect(pair))
+    runner.run("slave-restart-truncated-tail", lambda: truncated_tail(pair))
+    runner.finish()
+
+
+def test_every_scenario_passed() -> None:
+    """Fail closed: every scenario ID ran in this session and passed."""
+    report = {sid: RESULTS.get(sid, "DID NOT RUN") for sid in ALL_IDS}
+    print(json.dumps(report, indent=2))
+    bad = {sid: r for sid, r in report.items() if not r.startswith("passed")}
+    assert not bad, f"scenarios that did not pass: {json.dumps(bad, indent=2)}"
