@@ -135,6 +135,15 @@ def _stat(pid: int) -> tuple[str, int] | None:
     return fields[0], int(fields[19])
 
 
+def _stat_task(pid: int, tid: str) -> str | None:
+    """The state letter of one thread of ``pid``, or None when it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split(" ", 1)[0]
+
+
 @dataclass(eq=False)
 class JavaProcess:
     """One Java server the harness started: its role, version, node dir, pid and ports."""
@@ -195,14 +204,22 @@ class JavaProcess:
     # -- state
     @property
     def alive(self) -> bool:
-        """Running (or stopped by SIGSTOP), and still the process we started; a zombie is not."""
+        """Running (or stopped by SIGSTOP), and still the process we started. A JVM's main thread
+        turns zombie before its other threads have finished exiting and closed the sockets, so the
+        process counts as alive while any of its threads is not a zombie."""
         stat = _stat(self.pid)
-        return stat is not None and stat[0] != "Z" and stat[1] == self.start_ticks
+        if stat is None or stat[1] != self.start_ticks:
+            return False
+        try:
+            tasks = [t.name for t in Path(f"/proc/{self.pid}/task").iterdir()]
+        except OSError:
+            return False
+        return any((_stat_task(self.pid, t) or "Z") not in ("Z", "X") for t in tasks)
 
     @property
     def frozen(self) -> bool:
         stat = _stat(self.pid)
-        return self.alive and stat is not None and stat[0] in ("T", "t")
+        return stat is not None and stat[0] in ("T", "t") and self.alive
 
     def signal(self, sig: int) -> None:
         """Send ``sig`` to this process (only if it is still ours: a reused pid is never hit)."""
