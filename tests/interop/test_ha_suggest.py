@@ -32,7 +32,7 @@ async def _suggestions(port: int, settings: dict[str, str] | None) -> list[str]:
         if settings is not None:
             r = await c.request(RemotingCommand.request(25, None, encode_properties(settings)))
             assert r.code == ResponseCode.SUCCESS, r.remark
-        for i in range(4):
+        for _ in range(4):
             r = await c.request(send_request("SuggestTopic", b"s" * 200, queue_id=0), timeout=10)
             assert r.code == ResponseCode.SUCCESS, r.remark
         out = []
