@@ -123,13 +123,16 @@ def _show(out: object, cluster: LocalCluster, verb: str) -> None:
 def up(
     ctx: typer.Context,
     layout: Annotated[str, typer.Option(
-        help="single: one name server and broker-a; 2m-noslave: broker-a and broker-b.")] = "single",
+        help="single: one name server and broker-a; 2m-noslave: broker-a and broker-b; "
+        "2m-2s-async: broker-a and broker-b (ASYNC_MASTER), each with a slave (broker-a-s, broker-b-s) "
+        "replicating it; 2m-2s-sync: the same with SYNC_MASTERs (a send waits for the slave).")] = "single",
     dir_: DirOpt = None,
     host: Annotated[str, typer.Option(help="Address every process listens on.")] = "127.0.0.1",
     namesrv_port: Annotated[int, typer.Option(help="Name server port.")] = 9876,
     broker_port: Annotated[int, typer.Option(
-        help="broker-a's port; its HA port is one more, broker-b's port 20 more (10911, 10912, "
-        "10931 by default, as the official layouts).")] = 10911,
+        help="broker-a's port; each broker also takes port - 2 (VIP) and port + 1 (HA); broker-a-s is "
+        "10 more, broker-b 20 more, broker-b-s 30 more (10911, 10921, 10931, 10941 by default, as the "
+        "official layouts).")] = 10911,
     cluster_name: Annotated[str, typer.Option(help="brokerClusterName.")] = "DefaultCluster",
     wait: Annotated[float, typer.Option(help="Seconds to wait for each process to answer.")] = 20.0,
     force: Annotated[bool, typer.Option(

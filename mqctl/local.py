@@ -19,9 +19,12 @@ exactly those entries (and the directory, when mqctl made it and nothing else is
 ``up`` refuses a directory holding anything the marker does not list, unless forced; even then it
 never writes over an entry of someone else's that has one of its own names.
 
-The layouts use the official names and ports: the name server on 9876, broker-a on 10911 (HA
-10912) and, in ``2m-noslave``, broker-b on 10931 (HA 10932). Ports and the listening address can be
-moved for tests and for machines where those ports are taken.
+The layouts are the distribution's own (``conf/2m-noslave``, ``conf/2m-2s-async``, ``conf/2m-2s-sync``)
+with their names and ports: the name server on 9876, broker-a on 10911 (HA 10912), its slave
+broker-a-s on 10921, broker-b on 10931 and broker-b-s on 10941 (each broker also takes its port − 2,
+the VIP channel, and port + 1, HA). In the 2m-2s layouts the masters are ASYNC_MASTER or SYNC_MASTER
+and each slave replicates its master. Ports and the listening address can be moved for tests and for
+machines where those ports are taken.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ from wire.admin.errors import AdminError, BadRequest
 
 __all__ = [
     "LAYOUTS",
+    "LAYOUT_HELP",
+    "BrokerPlan",
     "LocalCluster",
     "LocalClusterError",
     "LocalProcess",
@@ -60,11 +65,34 @@ STATE_FILE = "cluster.json"
 #: lists what mqctl made in a cluster directory (and nothing else is ever deleted by --purge)
 MARKER = ".mqctl-cluster"
 
-#: layout name -> (broker name, offset of its port from ``broker_port``)
-LAYOUTS: dict[str, tuple[tuple[str, int], ...]] = {
-    "single": (("broker-a", 0),),
-    "2m-noslave": (("broker-a", 0), ("broker-b", 20)),
+@dataclass(frozen=True, slots=True)
+class BrokerPlan:
+    """One broker of a layout: process name, brokerName, brokerId, brokerRole, port offset."""
+
+    name: str
+    broker_name: str
+    broker_id: int
+    role: str
+    offset: int
+
+
+def _two_masters_two_slaves(role: str) -> tuple[BrokerPlan, ...]:
+    return (BrokerPlan("broker-a", "broker-a", 0, role, 0), BrokerPlan("broker-a-s", "broker-a", 1, "SLAVE", 10),
+            BrokerPlan("broker-b", "broker-b", 0, role, 20), BrokerPlan("broker-b-s", "broker-b", 1, "SLAVE", 30))
+
+
+#: layout name -> its brokers (ports are offsets from ``broker_port``, as the official files have them)
+LAYOUTS: dict[str, tuple[BrokerPlan, ...]] = {
+    "single": (BrokerPlan("broker-a", "broker-a", 0, "ASYNC_MASTER", 0),),
+    "2m-noslave": (BrokerPlan("broker-a", "broker-a", 0, "ASYNC_MASTER", 0),
+                   BrokerPlan("broker-b", "broker-b", 0, "ASYNC_MASTER", 20)),
+    "2m-2s-async": _two_masters_two_slaves("ASYNC_MASTER"),
+    "2m-2s-sync": _two_masters_two_slaves("SYNC_MASTER"),
 }
+#: what ``--layout`` offers, for the help text
+LAYOUT_HELP = ("single: one name server and broker-a; 2m-noslave: broker-a and broker-b; "
+               "2m-2s-async: broker-a and broker-b (ASYNC_MASTER), each with a slave; "
+               "2m-2s-sync: the same with SYNC_MASTERs.")
 
 
 class LocalClusterError(AdminError):
@@ -119,15 +147,15 @@ def cluster_dir(path: Path | str | None = None) -> Path:
     return Path(base) / "mqctl" / "cluster"
 
 
-def _broker_properties(name: str, cluster_name: str, host: str, port: int, namesrv_addr: str,
+def _broker_properties(b: BrokerPlan, cluster_name: str, host: str, port: int, namesrv_addr: str,
                        store: Path) -> str:
     values = {
         "brokerClusterName": cluster_name,
-        "brokerName": name,
-        "brokerId": "0",
+        "brokerName": b.broker_name,
+        "brokerId": str(b.broker_id),
         "deleteWhen": "04",
         "fileReservedTime": "48",
-        "brokerRole": "ASYNC_MASTER",
+        "brokerRole": b.role,
         "flushDiskType": "ASYNC_FLUSH",
         "namesrvAddr": namesrv_addr,
         "brokerIP1": host,
@@ -154,11 +182,11 @@ def plan(directory: Path, *, layout: str = "single", host: str = "127.0.0.1", na
     procs = [LocalProcess("namesrv", "namesrv", ns_addr, None, "planned",
                           str(directory / "logs" / "namesrv.log"),
                           str(directory / "namesrv.properties"), (namesrv_port,))]
-    for name, offset in LAYOUTS[layout]:
-        port = broker_port + offset
-        procs.append(LocalProcess(name, "master", f"{host}:{port}", None, "planned",
-                                  str(directory / "logs" / f"{name}.log"),
-                                  str(directory / f"{name}.properties"), (port, port + 1)))
+    for b in LAYOUTS[layout]:
+        port = broker_port + b.offset
+        procs.append(LocalProcess(b.name, "slave" if b.role == "SLAVE" else "master", f"{host}:{port}", None,
+                                  "planned", str(directory / "logs" / f"{b.name}.log"),
+                                  str(directory / f"{b.name}.properties"), (port - 2, port, port + 1)))
     return LocalCluster(str(directory), layout, cluster_name, ns_addr, tuple(procs))
 
 
@@ -448,9 +476,10 @@ def cluster_up(directory: Path, *, layout: str = "single", host: str = "127.0.0.
     Path(ns.config).write_text(
         f"listenPort={namesrv_port}\nkvConfigPath={directory / 'namesrv' / 'kvConfig.json'}\n",
         encoding="utf-8")
+    plans = {b.name: b for b in LAYOUTS[layout]}
     for p in planned.processes[1:]:
         Path(p.config).write_text(_broker_properties(
-            p.name, cluster_name, host, p.ports[0], planned.namesrv_addr, directory / "store" / p.name),
+            plans[p.name], cluster_name, host, p.ports[1], planned.namesrv_addr, directory / "store" / p.name),
             encoding="utf-8")
 
     started: list[LocalProcess] = []

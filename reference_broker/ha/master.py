@@ -38,6 +38,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 
 from wire.bodies import HAClientRuntimeInfo, HAConnectionRuntimeInfo, HARuntimeInfo
+from wire.fastjson import FrozenObject
 from wire.ha.session import HAProtocolError, V4MasterSession, pack_transfer_header
 
 from ..store import MessageStore, PutStatus
@@ -239,14 +240,29 @@ class SlaveConnection:
             self.problem = None
 
     # ------------------------------------------------------------------ status
+    def lag_ms(self, master_max: int, now: int) -> int:
+        """How long the slave has been behind: 0 when it holds all the master holds, else the time
+        since it last did (since it connected, if it never did)."""
+        if self.session.ack_offset >= master_max:
+            self.caught_up_ms = now
+            return 0
+        return now - (self.caught_up_ms if self.caught_up_ms is not None else self.connected_ms)
+
     def runtime_info(self, master_max: int) -> HAConnectionRuntimeInfo:
+        """``HAConnectionRuntimeInfo``, plus what Java does not report (JSON properties a Java
+        reader ignores): ``lagMillis``, ``transferStart`` and, for a slave that cannot catch up,
+        ``problem``."""
         s = self.session
         ack = max(s.ack_offset, 0)
         diff = max(0, master_max - ack)
+        extra: dict[str, object] = {"lagMillis": self.lag_ms(master_max, now_ms()),
+                                    "transferStart": max(s.transfer_start, 0)}
+        if self.problem is not None:
+            extra["problem"] = self.problem.message
         return HAConnectionRuntimeInfo(
             addr=self.addr, slave_ack_offset=ack, diff=diff,
             in_sync=self.service.in_sync(diff), transferred_byte_in_second=self.speed.per_second(),
-            transfer_from_where=max(s.next_transfer, 0))
+            transfer_from_where=max(s.next_transfer, 0), extra=FrozenObject(extra))
 
 
 class HAService:

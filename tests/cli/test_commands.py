@@ -573,6 +573,44 @@ def test_ha_status_master_and_slave(invoke, patch_op):
     assert ["#TransferSpeed(KB/s)", "1.50"] in [line.split() for line in lines]
 
 
+def test_ha_status_lag_progress_and_problem(invoke, patch_op):
+    behind = HASlave("127.0.0.1:38200", 600, 400, 100.0, True, 1000, lag_ms=12_300, transfer_start=200)
+    lost = HASlave("127.0.0.1:38300", 50, 950, None, True, None, problem="the bytes it needs were deleted")
+    master = HAStatus("127.0.0.1:30911", "broker-c", 0, True, True, 1000, 2, (behind, lost))
+    patch_op("ha", "ha_status", (master,))
+    r = invoke("ha", "status", "-b", "127.0.0.1:30911")
+    assert r.exit_code == 0
+    lines = r.stdout.splitlines()
+    assert lines[4].split()[-1] == "#Behind"
+    assert lines[5].split() == ["127.0.0.1:38200", "600", "400", "100.00", "OK", "1000", "12.3s"]
+    assert lines[6].split()[-1] == "-"
+    # the copy started at 200: 400 of its 800 bytes are there
+    bar = lines[lines.index("#CatchingUp") + 1]
+    assert bar.split()[:3] == ["127.0.0.1:38200", "[###############---------------]", "50.0%"]
+    assert "400 B to go" in bar and "100.0 KiB/s, about 3ms left" in bar
+    assert "slave 127.0.0.1:38300: the bytes it needs were deleted" in r.stderr
+
+
+def test_ha_verify(main, patch_op):
+    from wire.admin.ha import SlaveVerdict, VerifyFile, VerifyResult
+
+    good = SlaveVerdict("127.0.0.1:10921", 1, 0, 500, 0, 500, (VerifyFile("0" * 20, 0, 500, 3, 7, 7),), 500)
+    rec = patch_op("ha", "ha_verify", VerifyResult("broker-a", "127.0.0.1:10911", (good,), True))
+    rc, out, err = main("ha", "verify", "broker-a", "--bytes")
+    assert (rc, err) == (0, "")
+    assert rec.kwargs == {"broker_name": "broker-a", "check_bytes": True}
+    assert ["127.0.0.1:10921", "1", "500", "500", "0", "500", "faithful", "copy"] in [x.split() for x in out.splitlines()]
+    assert ["00000000000000000000", "0", "500", "3", "00000007", "00000007", "yes"] in [x.split() for x in out.splitlines()]
+    bad = SlaveVerdict("127.0.0.1:10921", 1, 0, 500, 0, 500, (VerifyFile("0" * 20, 0, 500, 3, 7, 8, 120),), 500)
+    behind = SlaveVerdict("127.0.0.1:10931", 2, 0, 500, 0, 300)
+    patch_op("ha", "ha_verify", VerifyResult("broker-a", "127.0.0.1:10911", (bad, behind), True))
+    rc, out, err = main("ha", "verify", "broker-a", "--bytes")
+    assert rc == 1 and "BYTES DIFFER" in out and "NO (from 120)" in out and "behind" in out
+    assert err == "error: not a faithful copy of 127.0.0.1:10911: 127.0.0.1:10921, 127.0.0.1:10931\n"
+    patch_op("ha", "ha_verify", VerifyResult("broker-a", "127.0.0.1:10911", (), False))
+    assert main("ha", "verify", "broker-a")[2] == "error: broker-a has no slave registered\n"
+
+
 def test_ha_status_4x_broker(main, patch_op):
     patch_op("ha", "ha_status", (HAStatus("10.0.0.1:10911", supported=False,
                                           error="broker 10.0.0.1:10911 does not support HA status (4.x)"),))

@@ -391,15 +391,16 @@ def test_no_traceback_anywhere(servers):
 # ---------------------------------------------------------------------- local cluster
 
 
-def _free_base() -> tuple[int, int]:
-    """A name-server port and a broker port P with P, P+1, P+20, P+21 all free."""
+def _free_base(offsets: tuple[int, ...] = (0, 20)) -> tuple[int, int]:
+    """A name-server port and a broker port P such that, for each offset o, P+o-2, P+o and P+o+1
+    (VIP, remoting, HA) are all free."""
     for _ in range(50):
         ns = free_port()
         base = free_port()
-        if base + 21 > 65000:
+        if base + max(offsets) + 1 > 65000:
             continue
         try:
-            for p in (base, base + 1, base + 20, base + 21):
+            for p in (base + o + d for o in offsets for d in (-2, 0, 1)):
                 with socket.socket() as s:
                     s.bind(("127.0.0.1", p))
         except OSError:

@@ -1,7 +1,7 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
-"""``mqctl ha status`` against the real Java 4.9.8 master and slave: 4.9.x does not know
-GET_BROKER_HA_STATUS, so the status is put together from the runtime info of every process of the
-broker name, asked by the real ``mqctl`` process."""
+"""``mqctl ha status`` and ``mqctl ha verify`` against the real Java 4.9.8 master and slave: 4.9.x does
+not know GET_BROKER_HA_STATUS, so the status is put together from the runtime info of every process
+of the broker name, asked by the real ``mqctl`` process; verify reads the records of both."""
 
 from __future__ import annotations
 
@@ -59,7 +59,8 @@ def test_ha_status_of_a_java_4x_master_and_slave(java_servers: JavaServers) -> N
     assert m["source"] == s["source"] == "GET_BROKER_RUNTIME_INFO"
     assert (m["master"], m["master_commit_log_max_offset"], m["in_sync_slave_nums"]) == (True, master_max, 1)
     assert m["slaves"] == [{"addr": slave.addr, "ack_offset": master_max, "diff": 0, "transfer_kb_s": None,
-                            "in_sync": True, "transfer_from_where": None}]
+                            "in_sync": True, "transfer_from_where": None, "lag_ms": None, "transfer_start": 0,
+                            "problem": None}]
     assert s["master"] is False and s["client"]["master_addr"] == master.addr
     assert s["client"]["max_offset"] == master_max and s["client"]["transfer_kb_s"] is None
 
@@ -69,3 +70,10 @@ def test_ha_status_of_a_java_4x_master_and_slave(java_servers: JavaServers) -> N
     assert ["#MasterAddr", master.addr] in lines and ["#CommitLogMaxOffset", str(master_max)] in lines
     assert ["#TransferSpeed(KB/s)", "-"] in lines
     assert ["#Source", "GET_BROKER_RUNTIME_INFO (4.x broker: offsets compared)"] in lines
+
+    # mqctl ha verify proves the Java slave a faithful copy, record by record (VIEW_MESSAGE_BY_ID)
+    r = run_mqctl("-n", ns.addr, "-o", "json", "ha", "verify", "broker-h", "--bytes")
+    assert r.returncode == 0, r.stdout + r.stderr
+    (v,) = json.loads(r.stdout)["slaves"]
+    assert (v["addr"], v["slave_max_offset"], v["bytes_compared"]) == (slave.addr, master_max, master_max)
+    assert [(f["records"], f["master_crc"] == f["slave_crc"]) for f in v["files"]] == [(3, True)]
