@@ -77,8 +77,10 @@ class BrokerPlan:
 
 
 def _two_masters_two_slaves(role: str) -> tuple[BrokerPlan, ...]:
-    return (BrokerPlan("broker-a", "broker-a", 0, role, 0), BrokerPlan("broker-a-s", "broker-a", 1, "SLAVE", 10),
-            BrokerPlan("broker-b", "broker-b", 0, role, 20), BrokerPlan("broker-b-s", "broker-b", 1, "SLAVE", 30))
+    return (BrokerPlan("broker-a", "broker-a", 0, role, 0),
+            BrokerPlan("broker-a-s", "broker-a", 1, "SLAVE", 10),
+            BrokerPlan("broker-b", "broker-b", 0, role, 20),
+            BrokerPlan("broker-b-s", "broker-b", 1, "SLAVE", 30))
 
 
 #: layout name -> its brokers (ports are offsets from ``broker_port``, as the official files have them)
@@ -479,8 +481,8 @@ def cluster_up(directory: Path, *, layout: str = "single", host: str = "127.0.0.
     plans = {b.name: b for b in LAYOUTS[layout]}
     for p in planned.processes[1:]:
         Path(p.config).write_text(_broker_properties(
-            plans[p.name], cluster_name, host, p.ports[1], planned.namesrv_addr, directory / "store" / p.name),
-            encoding="utf-8")
+            plans[p.name], cluster_name, host, p.ports[1], planned.namesrv_addr,
+            directory / "store" / p.name), encoding="utf-8")
 
     started: list[LocalProcess] = []
     cluster = planned
