@@ -7,6 +7,13 @@ sans-IO sessions of :mod:`wire.ha.session`.
 * :mod:`.slave`: the slave's :class:`HAClient` (reports, append through the store, reconnects);
 * :mod:`.sync`: the slave's 10 s copy of the master's tables (:class:`SlaveSynchronize`);
 * :mod:`.waiters`: puts waiting for an ack that covers them.
+
+Controller mode (5.x AutoSwitch) is meant to reuse these pieces: the listener, the per-connection
+reader/writer pair and its CommitLog sending (``sendmsg`` of views of the mapped files), the slave's
+connect/receive/append loop and :class:`OffsetWaiters` (advanced with whatever offset the in-sync
+replicas confirm) do not depend on the frame layout; what changes is the sans-IO session each
+connection drives (:mod:`wire.ha.session` for 4.x; AutoSwitch adds the handshake, epochs and the
+confirm offset) and the rule that turns acks into a confirmed offset.
 """
 
 from __future__ import annotations

@@ -47,6 +47,8 @@ RETRY_INTERVAL_S = 5.0
 CONNECT_TIMEOUT_S = 3.0
 #: how often heartbeats and housekeeping are looked at
 TICK_S = 1.0
+#: a connection that ends sooner than this waits as long before the next connect
+MIN_CONNECTION_S = 1.0
 
 
 class HAClient:
@@ -112,6 +114,7 @@ class HAClient:
                 continue
             self.connects += 1
             self.connected = True
+            started = asyncio.get_running_loop().time()
             log.info("HAClient connected to master %s", addr)
             try:
                 await self._serve(self._sock)
@@ -124,6 +127,11 @@ class HAClient:
                     log.warning("HAClient: connection to %s: %s", addr, exc)
             finally:
                 self._close("reconnecting")
+            if asyncio.get_running_loop().time() - started < MIN_CONNECTION_S:
+                # a master that closes at once (it refuses this slave) is not dialled in a tight loop
+                self._changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), MIN_CONNECTION_S)
 
     def _close(self, reason: str) -> None:
         sock, self._sock = self._sock, None

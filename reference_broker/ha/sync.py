@@ -83,8 +83,9 @@ class SlaveSynchronize:
                 self.failures += 1
                 log.error("%s from %s: %s", step.__name__.lstrip("_"), master, exc)
                 if isinstance(exc, (RemotingIOError, OSError)):
-                    with contextlib.suppress(Exception):
-                        self._pool.discard(master)
+                    for addr in (master, vip_channel(master)):
+                        with contextlib.suppress(Exception):
+                            self._pool.discard(addr)
 
     async def _sync_topics(self, master: str) -> None:
         wrapper = TopicConfigSerializeWrapper.decode(await self._call(vip_channel(master),

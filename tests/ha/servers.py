@@ -12,13 +12,13 @@ import contextlib
 import itertools
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from tests.javakit import HOST, free_broker_port, free_port
+from tests.javakit import HOST, PORT_RETRIES, free_broker_port, free_port
 from tests.peers.harness import BROKER_READY, NAMESRV_READY, ServerProcess, mqctl_argv
 
 _counter = itertools.count()
@@ -142,11 +142,11 @@ class OurServers:
 
     def namesrv(self, version: str = "mqctl", **props: str) -> OurProcess:
         node = self._node("namesrv")
-        port = free_port()
-        p = OurProcess("namesrv", node, port, {"kvConfigPath": str(node / "kvConfig.json"),
-                                               "configStorePath": str(node / "namesrv.properties"), **props})
+        p = OurProcess("namesrv", node, free_port(), {"kvConfigPath": str(node / "kvConfig.json"),
+                                                      "configStorePath": str(node / "namesrv.properties"),
+                                                      **props})
         self.processes.append(p)
-        self._launch(p)
+        self._start(p, free_port)
         return p
 
     def broker(self, version: str = "mqctl", *, namesrv: OurProcess | object | str | None = None,
@@ -162,11 +162,23 @@ class OurServers:
                   "storePathRootDir": str(node / "store"), "storePathCommitLog": str(node / "store" / "commitlog"),
                   "mappedFileSizeCommitLog": str(commitlog_file_size), "autoCreateTopicEnable": "true",
                   **({"namesrvAddr": ns} if ns else {}), **{k: str(v) for k, v in props.items()}}
-        port = int(values.pop("listenPort", 0)) or free_broker_port()
-        p = OurProcess("broker", node, port, values)
+        fixed = int(values.pop("listenPort", 0))
+        p = OurProcess("broker", node, fixed or free_broker_port(), values)
         self.processes.append(p)
-        self._launch(p)
+        self._start(p, None if fixed else free_broker_port)
         return p
+
+    def _start(self, p: OurProcess, pick: Callable[[], int] | None) -> None:
+        """Launch ``p``; when a port it was given is taken meanwhile, on new ports (``pick``)."""
+        for attempt in range(PORT_RETRIES):
+            try:
+                self._launch(p)
+                return
+            except AssertionError as exc:
+                taken = "Address already in use" in str(exc) or "is not available" in str(exc)
+                if pick is None or not taken or attempt == PORT_RETRIES - 1:
+                    raise
+                p.port = pick()
 
     def _launch(self, p: OurProcess) -> None:
         if p.role == "namesrv":
