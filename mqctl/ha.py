@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from datetime import tzinfo
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -226,7 +226,7 @@ def verify(
 
         progress_bar = Progress("comparing", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
                                 console=out.err, transient=True)
-    task: list[int] = []
+    task: list[Any] = []  # the bar's TaskID, once the total is known
 
     def step(done: int, total: int) -> None:
         if progress_bar is None:
