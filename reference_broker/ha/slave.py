@@ -49,6 +49,8 @@ CONNECT_TIMEOUT_S = 3.0
 TICK_S = 1.0
 #: a connection that ends sooner than this waits as long before the next connect
 MIN_CONNECTION_S = 1.0
+#: records dispatched between two looks at the socket while the slave dispatches behind its copy
+DISPATCH_SLICE = 64
 
 
 class HAClient:
@@ -71,7 +73,9 @@ class HAClient:
         self._sock: socket.socket | None = None
         self._send_lock = asyncio.Lock()
         self._changed = asyncio.Event()
+        self._appended = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._dispatcher: asyncio.Task[None] | None = None
 
     def update_master_address(self, addr: str | None) -> None:
         """``updateMasterAddress`` (from the registration answer's ``haServerAddr``)."""
@@ -85,14 +89,27 @@ class HAClient:
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="ha-client")
+        self._dispatcher = asyncio.create_task(self._dispatch(), name="ha-dispatch")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        for task in (self._task, self._dispatcher):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._task = self._dispatcher = None
         self._close("the slave shuts down")
+        self.store.dispatch_replica()  # what was copied is dispatched before the store stops
+
+    async def _dispatch(self) -> None:
+        """``ReputMessageService`` for replicated bytes: the records the reader appended are
+        dispatched in slices, the socket read between two slices, so that a catch-up copies at
+        the speed of the network and the ConsumeQueues follow."""
+        while True:
+            await self._appended.wait()
+            self._appended.clear()
+            while self.store.dispatch_replica(DISPATCH_SLICE):
+                await asyncio.sleep(0)
 
     # ------------------------------------------------------------------ connection
     async def _run(self) -> None:
@@ -170,9 +187,10 @@ class HAClient:
             for offset, data in session.received(n, now_ms()):
                 session.check(offset, store.commitlog_max_offset())
                 if data:
-                    store.append_replica(offset, data)
+                    store.append_replica(offset, data, dispatch=False)
                     got += len(data)
             if got:
+                self._appended.set()
                 self.speed.add(got)
                 report = session.report(store.commitlog_max_offset(), now_ms())
                 if report is not None:

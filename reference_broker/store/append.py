@@ -292,31 +292,34 @@ class PutService(Room):
 
     # ------------------------------------------------------------------ the one append
     def append(self, offset: int, data: bytes | bytearray | memoryview,
-               requests: list[DispatchRequest] | None) -> None:
+               requests: list[DispatchRequest] | None, *, dispatch: bool = True) -> None:
         """Write ``data`` at the CommitLog's end ``offset`` and dispatch it: with the put's own
         ``requests`` (one a record, in order), or, for bytes that came from elsewhere, by walking
-        every record that has become whole."""
+        every record that has become whole (unless ``dispatch`` is False: the walk is left to
+        :meth:`.Dispatcher.reput`)."""
         self.commitlog.append(offset, data)
         d = self.dispatcher
         if requests is None:
-            d.reput()
+            if dispatch:
+                d.reput()
         else:
-            dispatch = d.dispatch
+            one = d.dispatch
             for r in requests:
-                dispatch(*r)
+                one(*r)
             d.reput_offset = offset + len(data)
         if d.append_listeners:
             d.notify_append()
         if self._sync_flush:
             self.flusher.wake()
 
-    def append_replica(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+    def append_replica(self, offset: int, data: bytes | bytearray | memoryview, *,
+                       dispatch: bool = True) -> None:
         """See :meth:`.MessageStore.append_replica`."""
         if not data:
             return
         if not self.commitlog.files.files and offset % self.commitlog.file_size:
             raise StoreError(f"an empty store starts replicating at a file boundary, not at {offset}")
-        self.append(offset, data, None)
+        self.append(offset, data, None, dispatch=dispatch)
 
 
 async def _status_of(status: PutStatus | asyncio.Future[PutStatus]) -> PutStatus:

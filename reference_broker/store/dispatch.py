@@ -132,9 +132,11 @@ class Dispatcher(Room):
         if store_timestamp > self.last_store_ts:
             self.last_store_ts = store_timestamp
 
-    def reput(self) -> None:
-        """Dispatch every whole record after the cursor (``ReputMessageService.doReput``)."""
+    def reput(self, limit: int = 0) -> bool:
+        """Dispatch every whole record after the cursor (``ReputMessageService.doReput``), or at
+        most ``limit`` of them (0: no limit); True when it stopped at the limit with bytes left."""
         cl = self.commitlog
+        done = 0
         if cl.min_offset >= 0 and self.reput_offset < cl.min_offset:
             log.warning("dispatch cursor %d is below the CommitLog start %d", self.reput_offset,
                         cl.min_offset)
@@ -150,15 +152,19 @@ class Dispatcher(Room):
                     self.dispatch(m.topic, m.queue_id, item.offset, item.size, m.store_timestamp,
                                   m.queue_offset, m.properties, m.sys_flag)
                     self.reput_offset = item.offset + item.size
+                    done += 1
+                    if limit and done >= limit:
+                        return self.reput_offset < cl.max_offset
                 elif item.kind == "blank":
                     self.reput_offset = cl.roll_next_file(item.offset)
                 else:
                     if not item.incomplete and self._stall_logged != item.offset:
                         self._stall_logged = item.offset
                         log.error("[BUG] dispatch stops at CommitLog offset %d: %s", item.offset, item.reason)
-                    return
+                    return False
             if self.reput_offset == before:
-                return
+                return False
+        return False
 
     @property
     def behind_bytes(self) -> int:

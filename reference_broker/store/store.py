@@ -405,13 +405,24 @@ class MessageStore:
         self._check_readable()
         return self.commitlog.view_data(offset, max_bytes)
 
-    def append_replica(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+    def append_replica(self, offset: int, data: bytes | bytearray | memoryview, *,
+                       dispatch: bool = True) -> None:
         """Append a master's CommitLog bytes verbatim at ``offset`` (which must be the current
         end) and dispatch every record that has become whole (``appendToCommitLog``), through
-        the same append as a put."""
+        the same append as a put. With ``dispatch=False`` the records wait for
+        :meth:`dispatch_replica`, as a Java slave leaves them to its ReputMessageService: the HA
+        client appends and acks at the speed of the copy, and the ConsumeQueues and the index
+        follow (``dispatchBehindBytes`` says how far behind)."""
         if self._state != "running":
             raise StoreError(f"store is {self._state}")
-        self.puts.append_replica(offset, data)
+        self.puts.append_replica(offset, data, dispatch=dispatch)
+
+    def dispatch_replica(self, max_records: int = 0) -> bool:
+        """Dispatch the records :meth:`append_replica` left undispatched: at most ``max_records``
+        (0: all); True when records are left for a next call."""
+        if self._state != "running":
+            return False
+        return self.dispatcher.reput(max_records)
 
     def truncate_commitlog(self, offset: int) -> None:
         """Cut the CommitLog at ``offset`` (a record boundary) with the queue units and index

@@ -27,7 +27,7 @@ from tests.peers.bodies import mark_of
 from tests.peers.harness import Peer, require
 from wire import RemotingCommand, ResponseCode
 from wire.aio import connect
-from wire.bodies import TopicConfigSerializeWrapper
+from wire.bodies import KVTable, TopicConfigSerializeWrapper
 from wire.message import decode_messages
 
 pytestmark = [pytest.mark.peers, pytest.mark.slow]
@@ -43,6 +43,11 @@ async def _request(port: int, cmd: RemotingCommand) -> RemotingCommand:
         return await c.request(cmd, timeout=10)
     finally:
         await c.aclose()
+
+
+def _runtime(port: int) -> dict[str, str]:
+    r = asyncio.run(_request(port, RemotingCommand(code=28)))
+    return dict(KVTable.decode(r.body).table) if r.code == ResponseCode.SUCCESS and r.body else {}
 
 
 def _topics(port: int) -> set[str]:
@@ -111,6 +116,8 @@ def test_sigkill_sync_master_loses_nothing_acknowledged(run: int, tmp_path: Path
 
         acked = {f"kill{run}:{r['i']}" for r in producer.sent if r["status"] == "SEND_OK"}
         assert len(acked) >= target
+        # the slave dispatches what it copied behind the copy: pull once its ConsumeQueues hold all
+        _wait(lambda: _runtime(slave.port).get("dispatchBehindBytes") == "0", "the slave's dispatch", 30)
         on_slave = _pull_all(slave.port)
         missing = sorted(acked - set(on_slave))
         sent_after = sum(1 for r in producer.sent if r["t"] > killed_at)

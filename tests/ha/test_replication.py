@@ -69,8 +69,10 @@ async def connected(master: Broker, slave: Broker, timeout: float = 10.0) -> Non
 
 
 async def caught_up(master: Broker, *slaves: Broker, timeout: float = 20.0) -> None:
+    """Until each slave holds the master's bytes and has dispatched them (its ConsumeQueues follow
+    the copy, as a Java slave's ReputMessageService does)."""
     await wait_until(lambda: all(s.store.commitlog_max_offset() == master.store.commitlog_max_offset()
-                                 for s in slaves), timeout)
+                                 and s.store.dispatch_behind_bytes == 0 for s in slaves), timeout)
 
 
 async def send_many(conn: RemotingConnection, n: int, *, topic: str = "HaTopic", size: int = 700,
