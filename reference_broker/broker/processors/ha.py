@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wire import RemotingCommand, ResponseCode
+from wire import RemotingCommand, RequestCode, ResponseCode
 from wire.aio import HandlerResult, RemotingConnection
 from wire.bodies import HAClientRuntimeInfo, HARuntimeInfo
 
@@ -37,5 +37,5 @@ def get_broker_ha_status(broker: Broker, conn: RemotingConnection, req: Remoting
 
 
 HANDLERS: dict[int, BrokerHandler] = {
-    907: get_broker_ha_status,
+    RequestCode.GET_BROKER_HA_STATUS: get_broker_ha_status,
 }
