@@ -292,6 +292,14 @@ class ProducerManager:
                 return ch
         return None
 
+    def find_channel(self, client_id: str) -> Any:
+        """``findChannel``: the open channel of the producer with this client id (None if none)."""
+        for table in self.groups.values():
+            for ch, info in table.items():
+                if info.client_id == client_id and not getattr(ch, "is_closing", False):
+                    return ch
+        return None
+
     def unregister(self, group: str, channel: Hashable) -> None:
         table = self.groups.get(group)
         if table is not None and table.pop(channel, None) is not None:

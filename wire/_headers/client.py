@@ -407,6 +407,28 @@ class CheckTransactionStateRequestHeader(RpcRequestHeader):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReplyMessageRequestHeader(CustomHeader):
+    """PUSH_REPLY_MESSAGE_TO_CLIENT (326), broker to the requesting producer: a reply message
+    (request-reply), the responder's send header with the hosts and the store time; the body is
+    the reply's body. ``bornHost`` and ``storeHost`` are ``ip:port`` text."""
+
+    producer_group: str = field(metadata=_nn("producerGroup"))
+    topic: str = field(metadata=_nn("topic"))
+    default_topic: str = field(metadata=_nn("defaultTopic"))
+    default_topic_queue_nums: int = field(metadata=_nn("defaultTopicQueueNums", _I))
+    queue_id: int = field(metadata=_nn("queueId", _I))
+    sys_flag: int = field(metadata=_nn("sysFlag", _I))
+    born_timestamp: int = field(metadata=_nn("bornTimestamp", _L))
+    flag: int = field(metadata=_nn("flag", _I))
+    properties: str | None = _opt("properties")
+    reconsume_times: int | None = _opt("reconsumeTimes", _I)
+    unit_mode: bool | None = _opt("unitMode", _PB, default=False)
+    born_host: str = field(metadata=_nn("bornHost"))
+    store_host: str = field(metadata=_nn("storeHost"))
+    store_timestamp: int = field(metadata=_nn("storeTimestamp", _L))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GetConsumerListByGroupRequestHeader(RpcRequestHeader):
     """GET_CONSUMER_LIST_BY_GROUP (38). Superclass ``RpcRequestHeader`` from 5.2.0."""
 

@@ -37,6 +37,7 @@ REQUEST_HEADERS: dict[int, type[CustomHeader]] = {
     _RC.CONSUMER_SEND_MSG_BACK: client.ConsumerSendMsgBackRequestHeader,
     _RC.END_TRANSACTION: client.EndTransactionRequestHeader,
     _RC.CHECK_TRANSACTION_STATE: client.CheckTransactionStateRequestHeader,
+    _RC.PUSH_REPLY_MESSAGE_TO_CLIENT: client.ReplyMessageRequestHeader,
     _RC.GET_CONSUMER_LIST_BY_GROUP: client.GetConsumerListByGroupRequestHeader,
     _RC.NOTIFY_CONSUMER_IDS_CHANGED: client.NotifyConsumerIdsChangedRequestHeader,
     _RC.LOCK_BATCH_MQ: client.LockBatchMqRequestHeader,
