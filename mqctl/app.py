@@ -174,9 +174,18 @@ def _usage(exc: Exception) -> int:
     return code
 
 
+#: the most of an error line shown (a remark is as long as the server makes it)
+_ERROR_CHARS = 2000
+
+
 def _error(message: str) -> None:
-    # one line whatever the text holds (server remarks often carry a second "See http://…" line)
-    message = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    # one line whatever the text holds (server remarks often carry a second "See http://…" line),
+    # its control characters escaped (a remark is a server's text) and its length bounded
+    from .output import visible
+
+    message = visible(" ".join(part.strip() for part in str(message).splitlines() if part.strip()))
+    if len(message) > _ERROR_CHARS:
+        message = f"{message[:_ERROR_CHARS]}… ({len(message):,} characters)"
     sys.stderr.write(f"error: {message}\n")
     sys.stderr.flush()
 

@@ -17,6 +17,17 @@ from typing import Any
 
 FORMATS = ("table", "json", "yaml")
 
+#: control characters as the visible escapes Python writes: what a table or an error line shows
+#: comes from servers and clients (remarks, config values, client ids, topic names), and raw
+#: ESC/OSC sequences would reach the terminal (set its title, clear it, recolour what follows)
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+_CONTROLS.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
+
+
+def visible(text: str) -> str:
+    """``text`` with its control characters written as escapes (``\\x1b``, ``\\n``)."""
+    return text.translate(_CONTROLS) if not text.isprintable() else text
+
 
 def _plain(value: Any) -> Any:
     """Make a value JSON/YAML friendly (enums by name, bytes as hex, mappings as dicts)."""
@@ -100,8 +111,8 @@ class Output:
         """Aligned columns, two spaces apart, no trailing blanks; nothing is wrapped or cut, so
         ids and addresses stay whole and ``awk``/``cut`` work on the output. On a terminal the
         header is bold and the title dim."""
-        self._plain_table(columns, [["" if v is None else str(v) for v in r] for r in rows], title,
-                          justify or {})
+        self._plain_table(columns, [["" if v is None else visible(str(v)) for v in r] for r in rows],
+                          title and visible(title), justify or {})
 
     def _plain_table(self, columns: Sequence[str], rows: list[list[str]], title: str | None,
                      justify: Mapping[str, str]) -> None:
@@ -123,7 +134,7 @@ class Output:
 
     def kv(self, pairs: Iterable[tuple[str, Any]], *, title: str | None = None) -> None:
         """``key: value`` lines with the keys aligned (a record's fields, a runtime table)."""
-        items = [(str(k), "" if v is None else str(v)) for k, v in pairs]
+        items = [(visible(str(k)), "" if v is None else visible(str(v))) for k, v in pairs]
         if title:
             self.line(title)
         width = max((len(k) for k, _ in items), default=0)

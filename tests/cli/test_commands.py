@@ -635,6 +635,35 @@ def test_server_error_exits_1_with_code_name_and_remark(main, patch_op):
                    "server for the topic: X See http://rocketmq.apache.org/docs/faq/ for further details.\n")
 
 
+def test_a_hostile_remark_reaches_the_terminal_escaped_and_bounded(main, patch_op):
+    """A remark is the server's text: its control characters (an OSC title, a screen clear)
+    are shown as escapes, and 100,000 characters of it are cut to a line a person can read."""
+    from wire.admin.errors import ServerError
+
+    remark = "\x1b]0;pwned\x07\x1b[2J" + "z" * 100_000
+    patch_op("topic", "topic_route", ServerError(1, remark, addr="n:1", request_code=105))
+    rc, out, err = main("topic", "route", "X")
+    assert (rc, out) == (1, "")
+    assert "\x1b" not in err and "\x07" not in err
+    assert err.startswith("error: SYSTEM_ERROR(1) from n:1 to GET_ROUTEINFO_BY_TOPIC: \\x1b]0;pwned\\x07\\x1b[2Jzzz")
+    assert err.endswith("… (100,075 characters)\n") and len(err) < 2100
+
+
+def test_tables_and_key_values_show_control_characters_as_escapes(capsys):
+    """Client ids, topic names and config values come from peers: a table never writes their
+    control characters to the terminal."""
+    from mqctl.output import Output
+
+    o = Output()
+    o.table(["#ClientId", "#Version"], [["evil\x1b[2J\x9b31m", "V4_9_8\nfake row"]])
+    o.kv([("key\x1b]0;t\x07", "val\tue")])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x9b" not in out and "\x07" not in out
+    assert "evil\\x1b[2J\\x9b31m  V4_9_8\\nfake row" in out
+    assert "key\\x1b]0;t\\x07  val\\tue" in out
+    assert out.count("\n") == 3
+
+
 @pytest.mark.parametrize("exc, code", [
     ("ConnectError", 3), ("RequestTimeout", 3), ("ConnectionClosed", 3), ("DecodeError", 1),
 ])
