@@ -31,7 +31,7 @@ def analyze(
     spark: Any = None,
 ) -> dict[str, Any]:
     """Analyse the captures into ``out``; returns the job's figures and the metrics (plain data)."""
-    from .job import SPLIT_BYTES, expand_inputs, prepare_out, run_job
+    from .job import expand_inputs, prepare_out, run_job
     from .metrics import compute
     from .progress import stage_progress
     from .report import write_report
@@ -46,7 +46,7 @@ def analyze(
             files,
             out,
             partitions=partitions,
-            split_bytes=split_bytes or SPLIT_BYTES,
+            split_bytes=split_bytes,
             roles=roles,
             on_stage=on_stage,
         )

@@ -1,19 +1,25 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
-"""The batch job: capture files → splits → records keyed by flow → per-flow decoding → Parquet.
+"""The batch job: capture files → decoding units → Arrow files → Parquet tables.
 
-Stages (each a Spark job or stage, shown by :mod:`analysis.progress`):
+Jobs (each shown by :mod:`analysis.progress` under its description):
 
-1. **scan** — every capture file is cut into byte ranges (:func:`wire.capture.splits.plan_ranges`);
-   one task per range finds its first record boundary and walks the record headers to its end
-   (:func:`~wire.capture.splits.scan_split`). The driver verifies the chain and re-walks any split
-   whose candidate was wrong (:func:`~wire.capture.splits.resolve`), and so knows where every
-   split starts and how many records come before it. A file of one range skips this stage.
-2. **decode** — one task per split reads its records (:func:`~wire.capture.splits.split_records`)
-   and keys each by its file and TCP endpoints (:func:`analysis.tasks.key_records`); the shuffle
-   brings each connection's records to one partition, which sorts them by (file, record) and
-   feeds them to ``wire.capture``'s decoder (:func:`analysis.tasks.decode_partition`).
-3. **tables** — the rows become one DataFrame, cached; stream numbers are ranked from the
-   connections' first records; each table is written as Parquet under ``OUT/<table>``.
+1. **scan** (only for files cut into byte ranges) — one task per range finds its first record
+   boundary and walks the record headers to its end (:func:`wire.capture.splits.scan_split`);
+   the driver verifies the chain and re-walks any split whose candidate was wrong
+   (:func:`~wire.capture.splits.resolve`), and so knows where every split starts and how many
+   records come before it.
+2. **decode** — one Spark job of two stages. Map: one task per split writes an index of its
+   records per flow partition (:func:`analysis.tasks.index_split`); only these indexes are
+   shuffled. Reduce: each flow partition reads its records from the files by offset, in capture
+   order, and decodes them with ``wire.capture``'s decoder (:func:`analysis.tasks.decode_unit`).
+   Beside them in the same stage, files no bigger than a split (and gzip files, and files read
+   through Spark's file systems) are decoded whole, several small ones per task. Every unit writes
+   its rows as Arrow files and returns a small report (row counts, connections, Java versions).
+3. **decode again** (rare) — a flow partition that named an HA variant from fewer Java versions
+   than the whole capture had shown is decoded again with the file's version timeline (the
+   shuffle is reused).
+4. **tables** — the driver ranks each file's connections into stream numbers; one task per unit
+   writes its Parquet files with them (:func:`analysis.tasks.finish_unit`).
 
 Output directories are never emptied unless they hold this job's marker file
 (``_mqctl_analysis.json``), so pointing ``--out`` at a directory of other files is an error, not
@@ -22,7 +28,6 @@ a loss.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import shutil
@@ -32,21 +37,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from wire.capture import CaptureFileError, PortRoles
 from wire.capture.splits import FileLayout, Split, SplitScan, file_layout, plan_ranges, resolve
 
 from . import tasks
-from .schema import COLUMNS, RAW, spark_schema
+from .columnar import empty_table
+from .schema import COLUMNS
+from .sources import SourceError, expand_local, expand_remote, is_remote
 
-__all__ = ["MARKER", "AnalysisError", "JobResult", "expand_inputs", "plan_splits", "prepare_out", "run_job"]
+__all__ = [
+    "MARKER",
+    "AnalysisError",
+    "JobResult",
+    "expand_inputs",
+    "plan_splits",
+    "prepare_out",
+    "run_job",
+    "split_target",
+]
 
 MARKER = "_mqctl_analysis.json"
-#: the default byte range one task reads
-SPLIT_BYTES = 32 * 1024 * 1024
-_CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz")
+#: the largest byte range one task reads (the default target is smaller for small inputs)
+SPLIT_BYTES = 128 * 1024 * 1024
+_MIN_SPLIT = 8 * 1024 * 1024
+_RAW = "_arrow"
 
 
 class AnalysisError(Exception):
@@ -61,54 +77,19 @@ class JobResult:
     seconds: float = 0.0
     splits: int = 0
     rewalked: int = 0
+    #: seconds per job: scan, decode, decode again, tables
+    stages: dict[str, float] = field(default_factory=dict)
+    units: int = 0
 
 
 def expand_inputs(inputs: Iterable[str]) -> list[str]:
-    """Files, directories (their capture files, recursively) and globs → capture paths, sorted per input.
-
-    ``file://`` URLs are local paths. Other schemes are refused with a reason: executors read
-    byte ranges with ordinary file I/O, so on a cluster the captures must be on a path every
-    worker mounts.
-    """
-    out: list[str] = []
-    for item in inputs:
-        if "://" in item:
-            scheme, _, rest = item.partition("://")
-            if scheme != "file":
-                raise AnalysisError(
-                    f"{item}: only local paths and file:// are read (executors read byte ranges "
-                    "with file I/O; on a cluster, put the captures on a path every worker mounts)"
-                )
-            item = rest
-        p = Path(item)
-        if p.is_dir():
-            found = sorted(
-                str(f)
-                for f in p.rglob("*")
-                if f.is_file() and f.name.endswith(_CAPTURE_SUFFIXES) and not f.name.startswith((".", "_"))
-            )
-            if not found:
-                raise AnalysisError(
-                    f"{item}: no capture files (*.pcap, *.pcapng, *.cap, gzip'd) in the directory"
-                )
-            out.extend(found)
-        elif p.is_file():
-            out.append(str(p))
-        elif any(c in item for c in "*?["):
-            found = sorted(f for f in glob.glob(item, recursive=True) if os.path.isfile(f))
-            if not found:
-                raise AnalysisError(f"{item}: the pattern matches no file")
-            out.extend(found)
-        else:
-            raise AnalysisError(f"{item}: no such file or directory")
-    seen: set[str] = set()
-    unique = []
-    for f in out:
-        key = os.path.realpath(f)
-        if key not in seen:
-            seen.add(key)
-            unique.append(f)
-    return unique
+    """Files, directories (their capture files, recursively) and globs → capture paths, sorted per
+    input. ``file://`` URLs are local paths; URLs of other file systems are kept as given, to be
+    listed through Spark once it runs (:mod:`analysis.sources`)."""
+    try:
+        return expand_local(inputs)
+    except SourceError as err:
+        raise AnalysisError(str(err)) from None
 
 
 def prepare_out(out: Path) -> None:
@@ -121,45 +102,56 @@ def prepare_out(out: Path) -> None:
             f"({MARKER}); choose a new or empty directory"
         )
     out.mkdir(parents=True, exist_ok=True)
-    for name in COLUMNS:
+    for name in (*COLUMNS, _RAW):
         target = out / name
         if target.is_dir():
             shutil.rmtree(target)
 
 
+def split_target(total: int, parallelism: int) -> int:
+    """The byte range per task: about three per core over the whole input, between 8 and 128 MiB
+    (big enough that a task's start-up is noise, small enough that every core gets work)."""
+    return max(_MIN_SPLIT, min(SPLIT_BYTES, total // max(1, 3 * parallelism)))
+
+
 def plan_splits(
-    spark: SparkSession, layouts: list[FileLayout], split_bytes: int
+    spark: SparkSession, layouts: list[tuple[int, FileLayout]], split_bytes: int
 ) -> tuple[list[tuple[int, Split, FileLayout]], int]:
-    """Stage 1: the exact splits of every file, and how many had to be re-walked."""
+    """Job 1: the exact splits of every file cut into more than one range, and how many had to be
+    re-walked."""
     sc = spark.sparkContext
-    ranges = [(fid, lay, plan_ranges(lay, split_bytes)) for fid, lay in enumerate(layouts)]
-    work = [(lay, i, a, b) for _fid, lay, rs in ranges if len(rs) > 1 for i, (a, b) in enumerate(rs)]
+    ranges = [(fid, lay, plan_ranges(lay, split_bytes)) for fid, lay in layouts]
+    work = [(lay, i, a, b) for _fid, lay, rs in ranges for i, (a, b) in enumerate(rs)]
     scans: dict[str, list[SplitScan]] = {}
     if work:
         sc.setJobDescription("scan: record boundaries of the byte ranges")
         slices = min(len(work), 4 * sc.defaultParallelism)
-        for lay_scan in sc.parallelize(work, slices).map(tasks.scan_task).collect():
-            scans.setdefault(lay_scan_path(work, lay_scan), []).append(lay_scan)
+        for path, scan in sc.parallelize(work, slices).map(_scan).collect():
+            scans.setdefault(path, []).append(scan)
     out: list[tuple[int, Split, FileLayout]] = []
     rewalked = 0
-    for fid, lay, rs in ranges:
-        if len(rs) == 1:
-            out.append(
-                (fid, Split(lay.path, 0, lay.data_start, max(lay.size, lay.data_start) + 1, 0, -1), lay)
-            )
-            continue
+    for fid, lay, _rs in ranges:
         plan, n = resolve(lay, scans[lay.path])
         rewalked += n
         out.extend((fid, s, lay) for s in plan)
     return out, rewalked
 
 
-def lay_scan_path(work: list[tuple[FileLayout, int, int, int]], scan: SplitScan) -> str:
-    """The file a scan belongs to (scans of several files come back together)."""
-    for lay, i, a, b in work:
-        if (i, a, b) == (scan.index, scan.start, scan.end):
-            return lay.path
-    raise AssertionError("a scan of no planned range")  # pragma: no cover
+def _scan(item: tuple[FileLayout, int, int, int]) -> tuple[str, SplitScan]:
+    return item[0].path, tasks.scan_task(item)
+
+
+@dataclass
+class _Plan:
+    captures: list[str]
+    sizes: list[int]
+    kinds: list[str]
+    splits: list[tuple[int, Split, FileLayout]]
+    bins: list[list[tasks.WholeFile]]
+    remote: list[int]
+    rewalked: int
+    #: bytes of the files cut into splits
+    split_total: int = 0
 
 
 def run_job(
@@ -168,81 +160,108 @@ def run_job(
     out: Path,
     *,
     partitions: int | None = None,
-    split_bytes: int = SPLIT_BYTES,
+    split_bytes: int | None = None,
     roles: PortRoles | None = None,
     on_stage: Callable[[str], None] | None = None,
 ) -> JobResult:
-    """Run the whole batch job; the tables end up as Parquet under ``out``."""
+    """Run the whole batch job; the tables end up as Parquet under ``out``.
+
+    ``partitions`` is the number of flow partitions of the files cut into splits (default: two
+    per core, more for big inputs); ``split_bytes`` the byte range per task (default
+    :func:`split_target`; a file no bigger than it is decoded whole by one task).
+    """
     started = time.monotonic()
     note = on_stage or (lambda _s: None)
-    try:
-        layouts = [file_layout(p) for p in inputs]
-    except CaptureFileError as err:
-        raise AnalysisError(str(err)) from None
+    stages: dict[str, float] = {}
     prepare_out(out)
     sc = spark.sparkContext
-    nparts = partitions or max(2, sc.defaultParallelism * 2)
-    note("scan")
-    splits, rewalked = plan_splits(spark, layouts, split_bytes)
-    captures = [lay.path for lay in layouts]
     roles = roles or PortRoles()
+    raw = str(out / _RAW)
+    os.makedirs(raw, exist_ok=True)
+
+    note("scan")
+    t = time.monotonic()
+    plan = _plan(spark, inputs, split_bytes)
+    stages["scan"] = time.monotonic() - t
+    nparts = partitions or max(2 * sc.defaultParallelism, plan.split_total // SPLIT_BYTES)
+    captures = plan.captures
+    target = str(out)
+
     note("decode")
-    sc.setJobDescription("decode: records by flow, reassembly and decoding per flow")
-    # one task per split for big files; small files share tasks (a task costs more than a small file)
-    slices = max(
-        1, min(len(splits), max(4 * sc.defaultParallelism, sum(1 for s in splits if s[1].records != -1)))
-    )
-    keyed = (
-        sc.parallelize(splits, slices)
-        .mapPartitions(lambda it: tasks.key_records(it, nparts))
-        .partitionBy(nparts, _identity)
-    )
-
-    def decoded(timelines: dict[int, list[tuple[int, int]]] | None) -> DataFrame:
-        rows = keyed.mapPartitionsWithIndex(
-            lambda part, it: tasks.decode_partition(part, _sorted_values(it), captures, roles, timelines)
-        ).map(_union_row)
-        return spark.createDataFrame(rows, _union_schema(), verifySchema=False).persist(
-            StorageLevel.MEMORY_AND_DISK
+    t = time.monotonic()
+    sc.setJobDescription("decode: records by flow, reassembly and decoding")
+    parts: list[Any] = []
+    flows = None
+    paths = list(captures)
+    if plan.splits:
+        slices = len(plan.splits)
+        flows = (
+            sc.parallelize(plan.splits, slices)
+            .flatMap(lambda item: tasks.index_split(item[0], item[1], item[2], nparts))
+            .partitionBy(nparts, _identity)
         )
+        parts.append(flows.mapPartitionsWithIndex(
+            lambda p, it: [tasks.decode_unit(p, tasks.indexed_records(it, paths), captures, roles, raw)]))
+    if plan.bins:
+        bins = [(nparts + i, b) for i, b in enumerate(plan.bins)]
+        parts.append(sc.parallelize(bins, len(bins)).map(
+            lambda ub: tasks.decode_unit(ub[0], tasks.whole_records(ub[1]), captures, roles, raw,
+                                         out_dir=target)))
+    if plan.remote:
+        parts.append(_remote_units(spark, plan, nparts + len(plan.bins), roles, raw, target))
+    reports: list[tasks.UnitReport] = sc.union(parts).collect() if parts else []
+    stages["decode"] = time.monotonic() - t
 
-    union = decoded(None)
-    timelines = _java_timelines(union)
-    if timelines is not None:
-        # an HA stream's variant was decided without a Java version another partition had seen:
-        # decode again (the shuffle is reused) with every file's timeline
+    timelines, redo = _java_timelines(reports, nparts)
+    if redo and flows is not None:
         note("decode again (Java versions across connections)")
-        union.unpersist()
-        union = decoded(timelines)
-    try:
-        tables = finish_tables(spark, union)
-        note("write")
-        counts: dict[str, int] = {}
-        for name, df in tables.items():
-            sc.setJobDescription(f"write: {name}")
-            df.write.mode("overwrite").parquet(str(out / name))
-        sc.setJobDescription("count rows")
-        for r in union.groupBy("kind").count().collect():
-            if r["kind"] < len(tasks.TABLES):
-                counts[tasks.TABLES[r["kind"]]] = int(r["count"])
-    finally:
-        union.unpersist()
+        t = time.monotonic()
+        sc.setJobDescription("decode again: HA variants named with the whole capture's Java versions")
+        again = flows.mapPartitionsWithIndex(
+            lambda p, it: [tasks.decode_unit(p, tasks.indexed_records(it, paths), captures, roles, raw,
+                                             timelines)])
+        fresh = sc.runJob(again, lambda it: it, sorted(redo))
+        reports = [r for r in reports if r.unit not in redo] + list(fresh)
+        stages["decode again"] = time.monotonic() - t
+
+    note("write")
+    t = time.monotonic()
+    streams = _stream_numbers(reports)
+    sc.setJobDescription("tables: Parquet files with stream numbers")
+    work = [(r.unit, streams.get(r.unit, {})) for r in reports if any(r.rows) and not r.final]
+    counts = [sum(r.rows[i] for r in reports if r.final) for i in range(len(tasks.TABLES))]
+    if work:
+        for got in sc.parallelize(work, len(work)).map(
+                lambda u: tasks.finish_unit(u[0], raw, target, u[1], u[0])).collect():
+            counts = [a + b for a, b in zip(counts, got, strict=True)]
+    for name in COLUMNS:
+        d = out / name
+        d.mkdir(exist_ok=True)
+        if not any(d.glob("*.parquet")):
+            import pyarrow.parquet as pq
+
+            pq.write_table(empty_table(name), str(d / "part-empty.parquet"))
+    shutil.rmtree(raw, ignore_errors=True)
+    stages["tables"] = time.monotonic() - t
+
     info = [
         {
-            "path": lay.path,
-            "format": lay.kind,
-            "bytes": lay.size,
-            "splits": sum(1 for fid, _s, _l in splits if fid == i),
+            "path": path,
+            "format": plan.kinds[i],
+            "bytes": plan.sizes[i],
+            "splits": max(1, sum(1 for fid, _s, _l in plan.splits if fid == i)),
         }
-        for i, lay in enumerate(layouts)
+        for i, path in enumerate(captures)
     ]
     result = JobResult(
         out,
         info,
-        {name: counts.get(name, 0) for name in tasks.TABLES},
+        dict(zip(tasks.TABLES, counts, strict=True)),
         time.monotonic() - started,
-        len(splits),
-        rewalked,
+        sum(c["splits"] for c in info),
+        plan.rewalked,
+        {k: round(v, 3) for k, v in stages.items()},
+        len(reports),
     )
     (out / MARKER).write_text(
         json.dumps(
@@ -251,7 +270,8 @@ def run_job(
                 "rows": result.counts,
                 "seconds": result.seconds,
                 "splits": result.splits,
-                "rewalked": rewalked,
+                "rewalked": result.rewalked,
+                "stages": result.stages,
             },
             indent=1,
         )
@@ -260,25 +280,105 @@ def run_job(
     return result
 
 
-def _java_timelines(union: DataFrame) -> dict[int, list[tuple[int, int]]] | None:
-    """Each file's Java version timeline, when some partition decided an HA variant on less than it.
+def _plan(spark: SparkSession, inputs: list[str], split_bytes: int | None) -> _Plan:
+    """Which files are cut into splits (and where), which are decoded whole, in which bins."""
+    captures: list[str] = []
+    sizes: list[int] = []
+    kinds: list[str] = []
+    layouts: dict[int, FileLayout] = {}
+    remote: list[int] = []
+    for item in inputs:
+        if is_remote(item):
+            try:
+                found = expand_remote(spark, item)
+            except SourceError as err:
+                raise AnalysisError(str(err)) from None
+            for url, size in found:
+                remote.append(len(captures))
+                captures.append(url)
+                sizes.append(size)
+                kinds.append("remote")
+            continue
+        try:
+            lay = file_layout(item)
+        except CaptureFileError as err:
+            raise AnalysisError(str(err)) from None
+        layouts[len(captures)] = lay
+        captures.append(lay.path)
+        sizes.append(lay.size)
+        kinds.append(lay.kind)
+    if len(set(captures)) != len(captures):
+        dup = next(c for c in captures if captures.count(c) > 1)
+        raise AnalysisError(f"{dup}: named twice")
+    parallelism = spark.sparkContext.defaultParallelism
+    target = split_bytes or split_target(sum(sizes), parallelism)
+    cut = [(fid, lay) for fid, lay in layouts.items() if lay.kind != "gzip" and lay.size - lay.data_start > target]
+    splits, rewalked = plan_splits(spark, cut, target) if cut else ([], 0)
+    cut_ids = {fid for fid, _lay in cut}
+    whole = [fid for fid in layouts if fid not in cut_ids]
+    return _Plan(captures, sizes, kinds, splits, _bins(whole, sizes, captures, target), remote, rewalked,
+                 sum(lay.size for _fid, lay in cut))
+
+
+def _bins(files: list[int], sizes: list[int], captures: list[str], target: int) -> list[list[tasks.WholeFile]]:
+    """Whole files in bins of about ``target`` bytes (biggest first, each into the emptiest bin), so
+    that many small files share tasks and no task gets much more than another."""
+    if not files:
+        return []
+    total = sum(sizes[f] for f in files)
+    n = max(1, min(len(files), -(-total // max(target, 1))))
+    bins: list[list[tasks.WholeFile]] = [[] for _ in range(n)]
+    load = [0] * n
+    for f in sorted(files, key=lambda f: -sizes[f]):
+        i = load.index(min(load))
+        bins[i].append(tasks.WholeFile(f, captures[f]))
+        load[i] += sizes[f]
+    for b in bins:
+        b.sort(key=lambda w: w.file_id)
+    return [b for b in bins if b]
+
+
+def _remote_units(spark: SparkSession, plan: _Plan, first_unit: int, roles: PortRoles, raw: str,
+                  target: str) -> Any:
+    """Files read through Spark's file systems: Spark reads each whole (binaryFiles), several
+    small ones per task, and each task decodes its files as one unit."""
+    sc = spark.sparkContext
+    urls = [plan.captures[f] for f in plan.remote]
+    ids = {u: f for u, f in zip(urls, plan.remote, strict=True)}
+    captures = plan.captures
+    total = sum(plan.sizes[f] for f in plan.remote)
+    n = max(1, min(len(urls), -(-total // split_target(total, sc.defaultParallelism))))
+    rdd = sc.binaryFiles(",".join(urls), minPartitions=n)
+
+    def unit(i: int, items: Iterable[tuple[str, bytes]]) -> Iterator[tasks.UnitReport]:
+        files = (tasks.WholeFile(_file_id(ids, url), url, bytes(content)) for url, content in items)
+        yield tasks.decode_unit(first_unit + i, tasks.whole_records(files), captures, roles, raw, out_dir=target)
+
+    return rdd.mapPartitionsWithIndex(unit)
+
+
+def _file_id(ids: dict[str, int], url: str) -> int:
+    found = ids.get(url)
+    if found is None:  # Hadoop may qualify the path differently (an authority added or dropped)
+        tail = url.partition("://")[2].lstrip("/").partition("/")[2]
+        found = next(f for u, f in ids.items() if u.endswith("/" + tail) or u.endswith(tail))
+    return found
+
+
+def _java_timelines(
+    reports: list[tasks.UnitReport], flow_units: int
+) -> tuple[dict[int, list[tuple[int, int]]], set[int]]:
+    """Each file's Java version timeline, and the flow partitions that decided an HA variant on less.
 
     ``CaptureDecoder`` names an AutoSwitch variant after the newest Java version seen so far in
-    the whole capture; a partition knows only its own connections' versions. The rows say where
-    each partition's version rose and what each decision saw; when a decision saw less than the
-    file had seen before that record, the timelines are needed (None: every decision was exact).
+    the whole capture; a flow partition knows only its own connections' versions. The reports say
+    where each unit's version rose and what each decision saw; a decision that saw less than the
+    file had shown before that record means its unit is decoded again with the timelines.
     """
-    sc_rows = union.where(f"kind >= {tasks.VERSIONS}").select("kind", "versions", "decisions").collect()
     events: dict[int, list[tuple[int, int]]] = {}
-    decisions = []
-    for r in sc_rows:
-        if r["kind"] == tasks.VERSIONS:
-            v = r["versions"]
-            events.setdefault(v["file"], []).append((v["record"], v["version"]))
-        else:
-            decisions.append(r["decisions"])
-    if not decisions:
-        return None
+    for r in reports:
+        for f, record, version in r.versions:
+            events.setdefault(f, []).append((record, version))
     timelines: dict[int, list[tuple[int, int]]] = {}
     for f, evs in events.items():
         evs.sort()
@@ -289,105 +389,30 @@ def _java_timelines(union: DataFrame) -> dict[int, list[tuple[int, int]]] | None
                 best = version
                 line.append((record, version))
         timelines[f] = line
-    for d in decisions:
-        seen = max((v for rec, v in timelines.get(d["file"], []) if rec < d["record"]), default=0)
-        if seen != d["version"]:
-            return timelines
-    return None
+    redo: set[int] = set()
+    for r in reports:
+        if r.unit >= flow_units:
+            continue  # a whole file: its decoder saw every version
+        for f, _conn, record, version in r.decisions:
+            seen = max((v for rec, v in timelines.get(f, []) if rec < record), default=0)
+            if seen != version:
+                redo.add(r.unit)
+    return timelines, redo
+
+
+def _stream_numbers(reports: list[tasks.UnitReport]) -> dict[int, dict[int, int]]:
+    """unit → (conn → stream number): each file's connections ranked by their first record."""
+    per_file: dict[int, list[tuple[int, int, int]]] = {}
+    for r in reports:
+        for f, conn, first in r.connections:
+            per_file.setdefault(f, []).append((first, conn, r.unit))
+    out: dict[int, dict[int, int]] = {}
+    for conns in per_file.values():
+        conns.sort()
+        for n, (_first, conn, unit) in enumerate(conns):
+            out.setdefault(unit, {})[conn] = n
+    return out
 
 
 def _identity(k: int) -> int:
     return k
-
-
-def _sorted_values(items: Iterable[tuple[int, Any]]) -> Iterator[Any]:
-    """A partition's records in (file, record) order, sorted with spilling to disk past 256 MB."""
-    from pyspark.shuffle import ExternalSorter
-
-    sorter: Any = ExternalSorter(256)  # type: ignore[no-untyped-call]  # untyped in pyspark
-    return iter(sorter.sorted((v for _k, v in items), key=_file_record))
-
-
-def _file_record(v: tuple[int, int, float, int, bytes]) -> tuple[int, int]:
-    return v[0], v[1]
-
-
-def _union_row(item: tuple[int, tuple[Any, ...]]) -> tuple[Any, ...]:
-    table, row = item
-    cells: list[Any] = [table, None, None, None, None, None, None, None, None]
-    cells[1 + table] = row
-    return tuple(cells)
-
-
-def _union_schema() -> Any:
-    from pyspark.sql.types import IntegerType, StructField, StructType
-
-    fields = [StructField("kind", IntegerType(), False)]
-    fields.extend(StructField(name, spark_schema(RAW[name]), True) for name in tasks.TABLES)
-    fields.append(
-        StructField(
-            "versions",
-            spark_schema([("file", "int", ""), ("record", "bigint", ""), ("version", "int", "")]),
-            True,
-        )
-    )
-    fields.append(
-        StructField(
-            "decisions",
-            spark_schema(
-                [
-                    ("file", "int", ""),
-                    ("conn", "bigint", ""),
-                    ("record", "bigint", ""),
-                    ("version", "int", ""),
-                ]
-            ),
-            True,
-        )
-    )
-    return StructType(fields)
-
-
-def finish_tables(spark: SparkSession, union: DataFrame) -> dict[str, DataFrame]:
-    """The written tables from the union of raw rows: stream numbers in, local ids out."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.window import Window
-
-    raw = {name: union.where(F.col("kind") == i).select(f"{name}.*") for i, name in enumerate(tasks.TABLES)}
-    streams = (
-        raw["connections"]
-        .withColumn(
-            "stream",
-            (F.row_number().over(Window.partitionBy("capture").orderBy("first_record")) - 1).cast("int"),
-        )
-        .select("capture", "conn", "stream", "local_stream")
-    )
-    out: dict[str, DataFrame] = {}
-    for name, df in raw.items():
-        if name == "connections":
-            joined = df.join(streams.select("capture", "conn", "stream"), ["capture", "conn"], "left")
-        elif name == "problems":
-            joined = df.join(
-                F.broadcast(streams.select("capture", "conn", "stream")), ["capture", "conn"], "left"
-            )
-            # the message names the stream by number: the partition's number becomes the file's
-            local = F.concat(F.lit("stream "), F.col("local_stream").cast("string"))
-            joined = joined.withColumn(
-                "message",
-                F.when(
-                    F.col("stream").isNotNull() & F.col("message").startswith(local),
-                    F.concat(
-                        F.lit("stream "),
-                        F.col("stream").cast("string"),
-                        F.expr(
-                            "substring(message, length(concat('stream ', cast(local_stream as string))) + 1)"
-                        ),
-                    ),
-                ).otherwise(F.col("message")),
-            )
-        else:
-            joined = df.join(
-                F.broadcast(streams.select("capture", "conn", "stream")), ["capture", "conn"], "left"
-            )
-        out[name] = joined.select(*[c for c, _t, _d in COLUMNS[name]])
-    return out

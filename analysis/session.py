@@ -46,6 +46,7 @@ def default_conf(
         .set("spark.executor.extraJavaOptions", quiet)
         .set("spark.sql.session.timeZone", "UTC")
         .set("spark.python.worker.reuse", "true")
+        .set("spark.python.daemon.module", "analysis._daemon")
         .set("spark.sql.adaptive.enabled", "true")
     )
     if master.startswith(("local", "spark://")) or "127.0.0.1" in master:

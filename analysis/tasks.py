@@ -1,58 +1,125 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
-"""What runs on the executors: split scans, the map from records to flows, and per-flow decoding.
+"""What runs on the executors: split scans, record indexes, per-flow decoding, table files.
 
-Nothing here imports pyspark at module level, and nothing here decodes on its own: records come
-from :mod:`wire.capture.splits` (the same readers as ``mqctl pcap``), packets are parsed by
-:func:`wire.capture.parse_packet`, and each reduce partition feeds its records, in capture order,
-to one :class:`wire.capture.CaptureDecoder` per capture file: the same reassembly, the same gap
-verdicts, the same opaque pairing as ``mqctl pcap decode``. Rows leave as flat tuples (STYLE A1);
-a body that does not decode becomes a row with an error (A3), never a failed task.
+Nothing here imports pyspark, and nothing here decodes on its own: records come from the readers
+of ``mqctl pcap`` (:mod:`wire.capture.splits`, :func:`wire.capture.read_records`), and each
+decoding unit feeds its records, in capture order, to one :class:`wire.capture.CaptureDecoder` per
+capture file: the same reassembly, the same gap verdicts, the same opaque pairing as
+``mqctl pcap decode``. Rows are flat tuples (STYLE A1) that leave the unit as Arrow record
+batches in files, never as Python objects through the JVM; a body that does not decode becomes a
+row with an error (A3), never a failed task.
 
-Ordering. ``mqctl pcap decode`` prints rows in the order their last byte was captured. Here each
-row carries ``emit_record`` (the record whose feeding produced it) and ``emit_index`` (its place
-among the rows of that record); rows that only the end of the capture produces (a stream cut short,
-a hole never filled) get ``emit_record`` = :data:`FINISHED` and ``emit_index`` ordered by their
+Two kinds of decoding unit (:func:`decode_unit`):
+
+* **a bin of whole files** (files no bigger than a split, gzip files, files read through Spark's
+  file systems): the unit reads each file itself, start to end;
+* **a flow partition** of the files cut into splits: the map side (:func:`index_split`) walks each
+  split's records and sends, per flow partition, only an index of them, ``(record, time, link
+  type, data offset, length)`` (the partition is a hash of the file and the connection's two
+  endpoints, so both directions of a connection meet); the unit reads the record bytes from the
+  file by offset (:func:`read_indexed`), in record order. Capture bytes never cross the shuffle.
+
+Ordering. ``mqctl pcap decode`` prints rows in the order their last byte was captured. Each row
+carries ``emit_record`` (the record whose feeding produced it) and ``emit_index`` (its place among
+the rows of that record); rows that only the end of the capture produces (a stream cut short, a
+hole never filled) get ``emit_record`` = :data:`FINISHED` and ``emit_index`` ordered by their
 connection's first record, which is how the sequential decoder flushes connections. Sorting by the
 two columns gives ``mqctl pcap decode``'s order.
 
 Stream numbers. ``tcp.stream`` counts connections in the order of their first record over the
-whole file, which a partition cannot see; the partition emits a local connection id and the
-connection's first record, and the driver ranks connections by first record (:mod:`analysis.job`).
+whole file, which a flow partition cannot see: a unit numbers its connections itself (``conn`` =
+unit << 32 | its number in the unit) and reports each connection's first record; the driver ranks
+them per file, and :func:`finish_unit` writes the tables with the ``stream`` column from that
+ranking (:mod:`analysis.job`).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import struct
+from array import array
+import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from wire.capture import CaptureDecoder, CommandRow, HaRow, PacketError, PortRoles, ProblemRow, parse_packet
 from wire.capture.fields import code_name, command_type, plain, row_fields
+from wire.capture.hotpath import fixed_link_header
+from wire.capture.records import MAX_RECORD_LENGTH, CaptureFileError, read_records
 from wire.capture.splits import FileLayout, Split, SplitScan, scan_split, split_records
 from wire.codes import version_name
 from wire.errors import DecodeError
-from wire.remoting import FLAG_RESPONSE
+from wire.remoting import FLAG_RESPONSE, SerializeType
+
+from .columnar import TableFiles, finish_tables
 
 __all__ = [
-    "CONNECTIONS",
     "COMMANDS",
+    "CONNECTIONS",
     "EXCHANGES",
     "FINISHED",
     "HA",
     "MESSAGES",
     "PROBLEMS",
     "TABLES",
-    "decode_partition",
-    "key_records",
+    "Entry",
+    "Index",
+    "UnitReport",
+    "WholeFile",
+    "decode_unit",
+    "finish_unit",
+    "flow_partition",
+    "index_split",
+    "read_indexed",
     "scan_task",
 ]
 
-# table numbers of the rows the reduce side emits: (table, row tuple)
-COMMANDS, EXCHANGES, MESSAGES, HA, PROBLEMS, CONNECTIONS, VERSIONS, DECISIONS = range(8)
+# table numbers of the rows a unit emits
+COMMANDS, EXCHANGES, MESSAGES, HA, PROBLEMS, CONNECTIONS = range(6)
 TABLES = ("commands", "exchanges", "messages", "ha", "problems", "connections")
 
-_ETH_IP4_PORTS = struct.Struct(">4s4sHH")
+#: one record of an index: (record number, time, link type, file offset of its data, data length)
+Entry = tuple[int, float, int, int, int]
+
+
+class Index:
+    """The records of one split that one flow partition decodes: five columns of numbers (arrays, so
+    that the shuffle moves a few bytes per record and never pickles a tuple per record)."""
+
+    __slots__ = ("numbers", "times", "links", "offsets", "lengths")
+
+    def __init__(self) -> None:
+        self.numbers = array("q")
+        self.times = array("d")
+        self.links = array("l")
+        self.offsets = array("q")
+        self.lengths = array("q")
+
+    def add(self, number: int, ts: float, linktype: int, offset: int, length: int) -> None:
+        self.numbers.append(number)
+        self.times.append(ts)
+        self.links.append(linktype)
+        self.offsets.append(offset)
+        self.lengths.append(length)
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+    def entries(self) -> list[Entry]:
+        return list(zip(self.numbers, self.times, self.links, self.offsets, self.lengths, strict=True))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_index, (self.numbers, self.times, self.links, self.offsets, self.lengths))
+
+
+def _index(*columns: array[Any]) -> Index:
+    ix = Index.__new__(Index)
+    ix.numbers, ix.times, ix.links, ix.offsets, ix.lengths = columns
+    return ix
+
 _SEND_CODES = frozenset((10, 310, 320))  # SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE
 _STORED = {11: "pull", 12: "query", 33: "view"}  # PULL_MESSAGE, QUERY_MESSAGE, VIEW_MESSAGE_BY_ID
 #: V2 send headers (SendMessageRequestHeaderV2) use one-letter names for the V1 fields
@@ -68,8 +135,14 @@ _V2 = {
     "batch": "m",
 }
 _FINISH_SHIFT = 20
+_SERIALIZE = {t: t.name for t in SerializeType}
 #: ``emit_record`` of the rows the end of the capture produces (after every record)
 FINISHED = 1 << 62
+#: reads of indexed records: records closer than this share one read
+_GAP = 64 * 1024
+_RUN = 8 * 1024 * 1024
+_WINDOW = 4 * 1024 * 1024
+_SPB = frozenset((b"\x03\x00\x00\x00", b"\x00\x00\x00\x03"))  # a simple packet block, either byte order
 
 
 def scan_task(item: tuple[FileLayout, int, int, int]) -> SplitScan:
@@ -77,67 +150,205 @@ def scan_task(item: tuple[FileLayout, int, int, int]) -> SplitScan:
     return scan_split(layout, index, start, end)
 
 
-def _ip4_ports(linktype: int, data: bytes) -> tuple[bytes, int, bytes, int] | None:
-    """(src, sport, dst, dport) of an Ethernet/IPv4/TCP packet without options or fragments, the
-    shape :meth:`CaptureDecoder.feed` takes its own short way for; else None (parse_packet decides)."""
-    if (
-        linktype == 1
-        and len(data) >= 54
-        and data[12] == 8
-        and data[13] == 0
-        and data[14] == 0x45
-        and data[23] == 6
-        and not data[20] & 0x3F
-        and not data[21]
-    ):
-        src, dst, sport, dport = _ETH_IP4_PORTS.unpack_from(data, 26)
-        return src, sport, dst, dport
-    return None
+# ---------------------------------------------------------------------------------------------- map side
 
 
-def key_records(
-    splits: Iterable[tuple[int, Split, FileLayout]], partitions: int
-) -> Iterator[tuple[int, tuple[int, int, float, int, bytes]]]:
-    """Map side: each record of the splits as ``(reduce partition, (file, record, ts, linktype, data))``.
+def flow_partition(linktype: int, data: bytes | memoryview, at: int, length: int, file_id: int,
+                   number: int, partitions: int) -> int | None:
+    """The flow partition of the record whose data is ``data[at:at + length]``: a hash of the file and
+    the connection's two endpoints in a fixed order, the same in every Python process; None for a
+    record that is not TCP (the decoder only counts those). A record whose headers do not parse goes
+    to any partition, whose decoder reports it as ``mqctl pcap`` does."""
+    link = fixed_link_header(linktype)
+    if link is not None:
+        ip = at + link[0]
+        et = link[1]
+        if (length >= link[0] + 40 and data[ip] == 0x45 and data[ip + 9] == 6
+                and not data[ip + 6] & 0x3F and not data[ip + 7]
+                and (et < 0 or (data[at + et] == 8 and data[at + et + 1] == 0))):
+            # IPv4 without options or fragments (what parse_packet reads the same way): the
+            # addresses at 12..20, the ports right after the 20-byte header
+            a = bytes(data[ip + 12:ip + 16]) + bytes(data[ip + 20:ip + 22])
+            b = bytes(data[ip + 16:ip + 20]) + bytes(data[ip + 22:ip + 24])
+            return zlib.crc32(a + b if a <= b else b + a, file_id) % partitions
+    try:
+        seg = parse_packet(linktype, bytes(data[at:at + length]))
+    except PacketError:
+        return number % partitions
+    if seg is None:
+        return None
+    a = seg[0] + seg[1].to_bytes(2, "big")
+    b = seg[2] + seg[3].to_bytes(2, "big")
+    return zlib.crc32(a + b if a <= b else b + a, file_id) % partitions
 
-    The partition is a hash of the file and the connection's two endpoints (in a fixed order), so
-    both directions of a connection meet in one partition. A record that is not TCP is left out (the
-    decoder only counts it); one whose headers do not parse goes to any partition, whose decoder
-    reports it as ``mqctl pcap`` does.
-    """
-    for file_id, split, layout in splits:
-        for number, ts, linktype, data in split_records(split, layout):
-            ends = _ip4_ports(linktype, data)
-            if ends is None:
-                try:
-                    seg = parse_packet(linktype, data)
-                except PacketError:
-                    yield number % partitions, (file_id, number, ts, linktype, data)
+
+def index_split(file_id: int, split: Split, layout: FileLayout,
+                partitions: int) -> Iterator[tuple[int, tuple[int, int, Index]]]:
+    """Map side: the records of a resolved split as one index per flow partition,
+    ``(partition, (file, split, index))``; records in record order."""
+    per = [Index() for _ in range(partitions)]
+    if layout.kind == "pcap":
+        _index_pcap(file_id, split, layout, partitions, per)
+    else:
+        _index_pcapng(file_id, split, layout, partitions, per)
+    for p, entries in enumerate(per):
+        if entries:
+            yield p, (file_id, split.index, entries)
+
+
+def _index_pcap(file_id: int, split: Split, layout: FileLayout, partitions: int, per: list[Index]) -> None:
+    """The records of a classic pcap split, walked in a read window (as ClassicPcap does). The
+    common record (IPv4 without options or fragments, TCP, on a fixed-size link header) is keyed
+    inline, exactly as :func:`flow_partition` keys it; any other goes through that function."""
+    header = struct.Struct(layout.endian + "IIII").unpack_from
+    scale = layout.scale
+    linktype = layout.linktype
+    link = fixed_link_header(linktype)
+    ip_off, et_off = link if link is not None else (-1, -1)
+    min_len = ip_off + 40
+    crc = zlib.crc32
+    number = split.number
+    with open(layout.path, "rb", buffering=0) as f:
+        pos = split.first
+        f.seek(pos)
+        buf = f.read(_WINDOW)
+        base = pos
+        while pos < split.stop:
+            o = pos - base
+            if o + 16 <= len(buf):
+                sec, frac, incl, _orig = header(buf, o)
+                if incl > MAX_RECORD_LENGTH:
+                    raise CaptureFileError(f"record length {incl} exceeds {MAX_RECORD_LENGTH}: the file is "
+                                           "damaged", path=layout.path, record=number + 1, offset=pos,
+                                           field="incl_len")
+                d = o + 16
+                if d + incl <= len(buf):
+                    number += 1
+                    ip = d + ip_off
+                    if (ip_off >= 0 and incl >= min_len and buf[ip] == 0x45 and buf[ip + 9] == 6
+                            and not buf[ip + 6] & 0x3F and not buf[ip + 7]
+                            and (et_off < 0 or (buf[d + et_off] == 8 and buf[d + et_off + 1] == 0))):
+                        a = buf[ip + 12:ip + 16] + buf[ip + 20:ip + 22]
+                        b = buf[ip + 16:ip + 20] + buf[ip + 22:ip + 24]
+                        p: int | None = crc(a + b if a <= b else b + a, file_id) % partitions
+                    else:
+                        p = flow_partition(linktype, buf, d, incl, file_id, number, partitions)
+                    if p is not None:
+                        per[p].add(number, sec + frac * scale, linktype, pos + 16, incl)
+                    pos = pos + 16 + incl
                     continue
-                if seg is None:
-                    continue
-                ends = seg[0], seg[1], seg[2], seg[3]
-            a = ends[0] + ends[1].to_bytes(2, "big")
-            b = ends[2] + ends[3].to_bytes(2, "big")
-            # a hash that is the same in every Python process (str/bytes hash() is salted per process)
-            key = zlib.crc32(a + b if a <= b else b + a, file_id)
-            yield key % partitions, (file_id, number, ts, linktype, data)
+            f.seek(pos)
+            more = f.read(max(_WINDOW, 16 + (incl if o + 16 <= len(buf) else 0)))
+            if len(more) < 16 or (o + 16 <= len(buf) and len(more) < 16 + incl):
+                what = "header" if len(more) < 16 else "data"
+                raise CaptureFileError(f"record {what} cut short before the end of the file", path=layout.path,
+                                       record=number + 1, offset=pos, field=f"record {what}")
+            buf = more
+            base = pos
+
+
+def _index_pcapng(file_id: int, split: Split, layout: FileLayout, partitions: int, per: list[Index]) -> None:
+    """The records of a pcapng split through scapy's reader (as :func:`split_records` reads them);
+    a record's data starts 12 bytes into a simple packet block, 28 into the other packet blocks."""
+    blocks: list[int] = []
+    with open(layout.path, "rb", buffering=0) as raw:
+        for number, ts, linktype, data in _pcapng_split(split, layout, blocks):
+            start = blocks[-1]
+            head = os.pread(raw.fileno(), 4, start)
+            at = start + (12 if head in _SPB else 28)
+            p = flow_partition(linktype, data, 0, len(data), file_id, number, partitions)
+            if p is not None:
+                per[p].add(number, ts, linktype, at, len(data))
+
+
+def _pcapng_split(split: Split, layout: FileLayout, blocks: list[int]) -> Iterator[tuple[int, float, int, bytes]]:
+    from wire.capture._scapy_io import pcapng_records
+    from wire.capture.records import CountingReader
+
+    with open(layout.path, "rb") as raw:
+        reader = CountingReader(raw)
+        magic = reader.read(4)
+        yield from pcapng_records(reader, layout.path, magic, number=split.number, replay=split.replay,
+                                  start=split.first, stop=split.stop, block_offsets=blocks)
+
+
+def read_indexed(path: str, index: Index) -> Iterator[tuple[int, float, int, bytes]]:
+    """The records of an index (in its order), read from the file by offset: neighbours closer than
+    64 KiB share one read, so a partition holding most of a file's records reads it sequentially
+    and one holding few reads only those."""
+    offsets = index.offsets
+    lengths = index.lengths
+    numbers = index.numbers
+    times = index.times
+    links = index.links
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        i = 0
+        n = len(offsets)
+        while i < n:
+            start = offsets[i]
+            end = start + lengths[i]
+            j = i + 1
+            while j < n:
+                at = offsets[j]
+                stop = at + lengths[j]
+                if at < start or at - end > _GAP or stop - start > _RUN:
+                    break
+                if stop > end:
+                    end = stop
+                j += 1
+            buf = os.pread(fd, end - start, start)
+            if len(buf) < end - start:
+                raise CaptureFileError("the file is shorter than when it was indexed (changed while read?)",
+                                       path=path, record=numbers[i], offset=start)
+            for k in range(i, j):
+                at = offsets[k] - start
+                yield numbers[k], times[k], links[k], buf[at:at + lengths[k]]
+            i = j
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------------------------------- rows
 
 
 class _Emitter:
-    """Turns one file's decoder rows into table rows."""
+    """Turns one file's decoder rows into table rows (tuples in the order of analysis.schema.RAW).
 
-    def __init__(self, capture: str, part: int) -> None:
+    What repeats is computed once: per connection its id, endpoints and ``host:port`` strings,
+    per (code, direction) and per version their names."""
+
+    def __init__(self, capture: str, unit: int, base: int) -> None:
         self.capture = capture
-        self.part = part
+        self.prefix = (unit << 32) + base
+        self._convs: dict[int, tuple[Any, ...]] = {}
+        self._names: dict[tuple[int, int], tuple[str, str]] = {}
+        self._versions: dict[int, str] = {}
+        self._langs: dict[Any, str] = {}
 
     def conn_id(self, index: int) -> int:
-        return (self.part << 32) | index
+        return self.prefix + index
 
-    def rows(
-        self, dec: CaptureDecoder, rows: list[Any], emit_record: int, finishing: bool
-    ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    def _conv(self, conv: Any) -> tuple[Any, ...]:
+        """(conn id, role, server, client, (src, sport, dst, dport) per direction)."""
+        c = self._convs.get(conv.index)
+        if c is None:
+            c = self._convs[conv.index] = (
+                self.prefix + conv.index, conv.role, f"{conv.server}:{conv.server_port}",
+                f"{conv.client}:{conv.client_port}", conv.endpoints(0), conv.endpoints(1))
+        return c
+
+    def _code_names(self, code: int, flag: int) -> tuple[str, str]:
+        key = (code, flag & 3)
+        n = self._names.get(key)
+        if n is None:
+            n = self._names[key] = (code_name(code, bool(flag & FLAG_RESPONSE)), command_type(flag))
+        return n
+
+    def rows(self, dec: CaptureDecoder, rows: list[Any], emit_record: int, finishing: bool,
+             out: list[list[tuple[Any, ...]]]) -> None:
         firsts = dec.reassembler.connections
+        commands = out[COMMANDS]
         for k, row in enumerate(rows):
             if finishing:
                 conv = row.conv
@@ -147,80 +358,94 @@ class _Emitter:
                 index = k
             t = type(row)
             if t is CommandRow:
-                yield COMMANDS, self.command(row, emit_record, index)
+                commands.append(self.command(row, emit_record, index))
                 cmd = row.command
                 if cmd.flag & FLAG_RESPONSE and row.request is not None:
-                    yield EXCHANGES, self.exchange(row.request, row)
-                yield from self.messages(row)
+                    out[EXCHANGES].append(self.exchange(row.request, row))
+                if cmd.body:
+                    self.messages(row, out[MESSAGES])
             elif t is HaRow:
-                yield HA, self.ha(row, emit_record, index)
+                out[HA].append(self.ha(row, emit_record, index))
             else:
-                yield PROBLEMS, self.problem(row, emit_record, index)
+                out[PROBLEMS].append(self.problem(row, emit_record, index))
 
     def command(self, row: CommandRow, emit_record: int, emit_index: int) -> tuple[Any, ...]:
         cmd = row.command
-        conv = row.conv
+        conn, role, server, _client, c2s, s2c = self._conv(row.conv)
         flag = cmd.flag
-        response = bool(flag & FLAG_RESPONSE)
-        src, sport, dst, dport = conv.endpoints(row.direction)
         ext = cmd.ext_fields
-        lang = cmd.language
         req = row.request
-        topic, group, queue = _subject(req.command.ext_fields if response and req is not None else ext)
+        if req is not None:
+            rc = req.command
+            topic, group, queue = _subject(rc.ext_fields if flag & FLAG_RESPONSE else ext)
+            request = (rc.code, req.record, req.offset, row.ts - req.ts_end)
+        else:
+            topic, group, queue = _subject(ext)
+            request = (None, None, None, None)
+        code = cmd.code
+        name, kind = self._code_names(code, flag)
+        lang = cmd.language
+        language = self._langs.get(lang)
+        if language is None:
+            language = self._langs[lang] = getattr(lang, "name", str(lang))
+        version = cmd.version
+        vname = self._versions.get(version)
+        if vname is None:
+            vname = self._versions[version] = version_name(version)
+        body = cmd.body
         return (
             self.capture,
-            self.conn_id(conv.index),
-            conv.role,
+            conn,
+            role,
             row.record,
             row.ts,
             row.ts_end,
             "c2s" if row.direction == 0 else "s2c",
-            src,
-            sport,
-            dst,
-            dport,
-            f"{conv.server}:{conv.server_port}",
+            *(c2s if row.direction == 0 else s2c),
+            server,
             row.offset,
             row.frame_no,
             row.size,
             row.header_length,
-            cmd.serialize_type.name,
-            command_type(flag),
-            cmd.code,
-            code_name(cmd.code, response),
+            _SERIALIZE[cmd.serialize_type],
+            kind,
+            code,
+            name,
             flag,
             cmd.opaque,
-            getattr(lang, "name", str(lang)),
-            cmd.version,
-            version_name(cmd.version),
+            language,
+            version,
+            vname,
             cmd.remark,
-            dict(ext),
-            len(cmd.body) if cmd.body else 0,
+            ext,
+            len(body) if body else 0,
             topic,
             group,
             queue,
-            req.command.code if req is not None else None,
-            req.record if req is not None else None,
-            req.offset if req is not None else None,
-            row.ts - req.ts_end if req is not None else None,
+            *request,
             emit_record,
             emit_index,
         )
 
     def exchange(self, req: CommandRow, resp: CommandRow | None) -> tuple[Any, ...]:
         cmd = req.command
-        conv = req.conv
+        conn, role, server, client, _c2s, _s2c = self._conv(req.conv)
         topic, group, queue = _subject(cmd.ext_fields)
-        r = resp.command if resp is not None else None
+        if resp is not None:
+            r = resp.command
+            answer = (resp.record, resp.offset, resp.ts, resp.size, r.code, code_name(r.code, True), r.remark,
+                      resp.ts - req.ts_end)
+        else:
+            answer = (None, None, None, None, None, None, None, None)
         return (
             self.capture,
-            self.conn_id(conv.index),
-            conv.role,
-            f"{conv.client}:{conv.client_port}",
-            f"{conv.server}:{conv.server_port}",
+            conn,
+            role,
+            client,
+            server,
             "c2s" if req.direction == 0 else "s2c",
             cmd.code,
-            code_name(cmd.code, False),
+            self._code_names(cmd.code, 0)[0],
             cmd.opaque,
             getattr(cmd.language, "name", str(cmd.language)),
             cmd.version,
@@ -232,24 +457,15 @@ class _Emitter:
             req.ts,
             req.ts_end,
             req.size,
-            resp.record if resp is not None else None,
-            resp.offset if resp is not None else None,
-            resp.ts if resp is not None else None,
-            resp.size if resp is not None else None,
-            r.code if r is not None else None,
-            code_name(r.code, True) if r is not None else None,
-            r.remark if r is not None else None,
-            resp.ts - req.ts_end if resp is not None else None,
+            *answer,
         )
 
-    def messages(self, row: CommandRow) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    def messages(self, row: CommandRow, out: list[tuple[Any, ...]]) -> None:
         cmd = row.command
         body = cmd.body
-        if not body:
-            return
         if not cmd.flag & FLAG_RESPONSE:
             if cmd.code in _SEND_CODES:
-                yield from self._sent(row)
+                self._sent(row, out)
             return
         req = row.request
         if cmd.code != 0 or req is None or req.command.code not in _STORED:
@@ -260,12 +476,8 @@ class _Emitter:
         try:
             stored = decode_messages(body)
         except DecodeError as err:
-            yield (
-                MESSAGES,
-                self._message(
-                    row, source, None, None, None, None, {}, len(body), None, None, None, None, str(err)
-                ),
-            )
+            out.append(self._message(row, source, None, None, None, None, {}, len(body), None, None, None, None,
+                                     str(err)))
             return
         for m in stored:
             props = m.properties
@@ -273,26 +485,12 @@ class _Emitter:
                 offset_id: str | None = m.offset_msg_id
             except DecodeError:
                 offset_id = None
-            yield (
-                MESSAGES,
-                self._message(
-                    row,
-                    source,
-                    m.topic,
-                    m.queue_id,
-                    m.queue_offset,
-                    props.get("UNIQ_KEY") or offset_id,
-                    props,
-                    len(m.body),
-                    m.born_timestamp,
-                    m.store_timestamp,
-                    m.reconsume_times,
-                    f"{m.store_host.host}:{m.store_host.port}",
-                    None,
-                ),
-            )
+            out.append(self._message(row, source, m.topic, m.queue_id, m.queue_offset,
+                                     props.get("UNIQ_KEY") or offset_id, props, len(m.body), m.born_timestamp,
+                                     m.store_timestamp, m.reconsume_times,
+                                     f"{m.store_host.host}:{m.store_host.port}", None))
 
-    def _sent(self, row: CommandRow) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    def _sent(self, row: CommandRow, out: list[tuple[Any, ...]]) -> None:
         from wire.message import decode_batch, decode_properties
 
         cmd = row.command
@@ -310,119 +508,43 @@ class _Emitter:
         try:
             props = decode_properties(get("properties") or "")
         except DecodeError as err:
-            yield (
-                MESSAGES,
-                self._message(
-                    row,
-                    "send",
-                    topic,
-                    queue,
-                    None,
-                    None,
-                    {},
-                    len(body),
-                    born,
-                    None,
-                    reconsume,
-                    None,
-                    str(err),
-                ),
-            )
+            out.append(self._message(row, "send", topic, queue, None, None, {}, len(body), born, None, reconsume,
+                                     None, str(err)))
             return
         if cmd.code == 320 or get("batch") == "true":
             try:
                 entries = decode_batch(body)
             except DecodeError as err:
-                yield (
-                    MESSAGES,
-                    self._message(
-                        row,
-                        "send",
-                        topic,
-                        queue,
-                        None,
-                        None,
-                        props,
-                        len(body),
-                        born,
-                        None,
-                        reconsume,
-                        None,
-                        str(err),
-                    ),
-                )
+                out.append(self._message(row, "send", topic, queue, None, None, props, len(body), born, None,
+                                         reconsume, None, str(err)))
                 return
             for e in entries:
                 p = {**props, **e.properties}
-                yield (
-                    MESSAGES,
-                    self._message(
-                        row,
-                        "send",
-                        topic,
-                        queue,
-                        None,
-                        p.get("UNIQ_KEY"),
-                        p,
-                        len(e.body),
-                        born,
-                        None,
-                        reconsume,
-                        None,
-                        None,
-                    ),
-                )
+                out.append(self._message(row, "send", topic, queue, None, p.get("UNIQ_KEY"), p, len(e.body), born,
+                                         None, reconsume, None, None))
             return
-        yield (
-            MESSAGES,
-            self._message(
-                row,
-                "send",
-                topic,
-                queue,
-                None,
-                props.get("UNIQ_KEY"),
-                props,
-                len(body),
-                born,
-                None,
-                reconsume,
-                None,
-                None,
-            ),
-        )
+        out.append(self._message(row, "send", topic, queue, None, props.get("UNIQ_KEY"), props, len(body), born,
+                                 None, reconsume, None, None))
 
-    def _message(
-        self,
-        row: CommandRow,
-        source: str,
-        topic: str | None,
-        queue: int | None,
-        queue_offset: int | None,
-        msg_id: str | None,
-        props: Any,
-        size: int,
-        born: int | None,
-        stored: int | None,
-        reconsume: int | None,
-        store_host: str | None,
-        error: str | None,
-    ) -> tuple[Any, ...]:
-        conv = row.conv
+    def _message(self, row: CommandRow, source: str, topic: str | None, queue: int | None,
+                 queue_offset: int | None, msg_id: str | None, props: Any, size: int, born: int | None,
+                 stored: int | None, reconsume: int | None, store_host: str | None,
+                 error: str | None) -> tuple[Any, ...]:
+        conn, _role, server, client, _c2s, _s2c = self._conv(row.conv)
         req = row.request
-        group = None
         if req is not None:
             group = req.command.ext_fields.get("consumerGroup")
         else:
-            group = row.command.ext_fields.get("a" if "b" in row.command.ext_fields else "producerGroup")
+            ext = row.command.ext_fields
+            group = ext.get("a" if "b" in ext else "producerGroup")
         return (
             self.capture,
-            self.conn_id(conv.index),
+            conn,
             source,
             row.record,
             row.ts,
-            f"{conv.client}:{conv.client_port}",
-            f"{conv.server}:{conv.server_port}",
+            client,
+            server,
             group,
             topic,
             queue,
@@ -443,7 +565,7 @@ class _Emitter:
         conv = row.conv
         return (
             self.capture,
-            self.conn_id(conv.index),
+            self.prefix + conv.index,
             row.record,
             row.ts,
             row.ts_end,
@@ -472,7 +594,7 @@ class _Emitter:
         d = row.direction
         return (
             self.capture,
-            self.conn_id(conv.index) if conv is not None else None,
+            self.prefix + conv.index if conv is not None else None,
             conv.index if conv is not None else None,
             row.record,
             row.ts,
@@ -488,38 +610,35 @@ class _Emitter:
             emit_index,
         )
 
-    def connections(self, dec: CaptureDecoder) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    def connections(self, dec: CaptureDecoder, out: list[list[tuple[Any, ...]]]) -> None:
         for tcp, conv in zip(dec.reassembler.connections, dec.conversations, strict=True):
             handler: Any = tcp.handler
             for pending in getattr(handler, "pending", ()):
                 for req in sorted(pending.values(), key=lambda r: (r.record, r.offset)):
-                    yield EXCHANGES, self.exchange(req, None)
-            yield (
-                CONNECTIONS,
-                (
-                    self.capture,
-                    self.conn_id(conv.index),
-                    conv.index,
-                    tcp.first_record,
-                    conv.client,
-                    conv.client_port,
-                    conv.server,
-                    conv.server_port,
-                    conv.role,
-                    conv.protocol,
-                    conv.ha_variant,
-                    conv.first_ts,
-                    conv.last_ts,
-                    conv.syn,
-                    conv.frames[0],
-                    conv.frames[1],
-                    conv.bytes[0],
-                    conv.bytes[1],
-                    conv.problems,
-                    conv.missing,
-                    conv.unanswered,
-                ),
-            )
+                    out[EXCHANGES].append(self.exchange(req, None))
+            out[CONNECTIONS].append((
+                self.capture,
+                self.prefix + conv.index,
+                conv.index,
+                tcp.first_record,
+                conv.client,
+                conv.client_port,
+                conv.server,
+                conv.server_port,
+                conv.role,
+                conv.protocol,
+                conv.ha_variant,
+                conv.first_ts,
+                conv.last_ts,
+                conv.syn,
+                conv.frames[0],
+                conv.frames[1],
+                conv.bytes[0],
+                conv.bytes[1],
+                conv.problems,
+                conv.missing,
+                conv.unanswered,
+            ))
 
 
 def _text(v: Any) -> str | None:
@@ -546,6 +665,9 @@ def _subject(ext: Any) -> tuple[str | None, str | None, int | None]:
     )
     queue = _int(ext.get("queueId") if "queueId" in ext else ext.get("e") if "b" in ext else None)
     return topic, group, queue
+
+
+# ---------------------------------------------------------------------------------------------- decoding
 
 
 class _TimelineDecoder(CaptureDecoder):
@@ -578,70 +700,157 @@ class _TimelineDecoder(CaptureDecoder):
         super().finish()
 
 
-def decode_partition(
-    part: int,
-    records: Iterable[tuple[int, int, float, int, bytes]],
-    captures: list[str],
-    roles: PortRoles,
-    timelines: dict[int, list[tuple[int, int]]] | None = None,
-) -> Iterator[tuple[int, tuple[Any, ...]]]:
-    """Reduce side: one partition's records, sorted by (file, record), through one decoder per file.
+@dataclass
+class UnitReport:
+    """What a decoding unit tells the driver (plain data; small)."""
 
-    Besides the table rows it emits ``VERSIONS`` rows (file, record, version) where the newest Java
-    version seen rises, and ``DECISIONS`` rows (file, conn, record, version) where a connection is
+    unit: int
+    #: rows written per table
+    rows: list[int] = field(default_factory=lambda: [0] * len(TABLES))
+    #: (file, conn, first record) of every connection
+    connections: list[tuple[int, int, int]] = field(default_factory=list)
+    #: (file, record, version) where the newest Java version seen by the unit rose
+    versions: list[tuple[int, int, int]] = field(default_factory=list)
+    #: (file, conn, record, version): a connection found to be HA, and the version the decision saw
+    decisions: list[tuple[int, int, int, int]] = field(default_factory=list)
+    #: records read
+    records: int = 0
+    #: the unit wrote the Parquet files itself (whole files: its connection numbers are streams)
+    final: bool = False
+
+
+@dataclass(frozen=True)
+class WholeFile:
+    """A file a unit reads whole: a local path, or the bytes Spark read from its file system."""
+
+    file_id: int
+    path: str
+    content: bytes | None = None
+
+
+def decode_unit(unit: int, records: Iterable[tuple[int, int, float, int, bytes]], captures: list[str],
+                roles: PortRoles, raw_dir: str,
+                timelines: dict[int, list[tuple[int, int]]] | None = None, *, out_dir: str | None = None
+                ) -> UnitReport:
+    """Feed records ``(file, number, ts, linktype, data)``, in (file, number) order, through one
+    decoder per file, and write the unit's table rows as Arrow files under ``raw_dir/u<unit>``, or,
+    for a unit of whole files, as the tables' Parquet files under ``out_dir``.
+
+    Besides the rows it reports where the newest Java version seen rises and where a connection is
     found to be HA, with the version the decision saw; the driver checks those against the whole
-    file and runs the partition again with ``timelines`` where they differ.
+    file and decodes the unit again with ``timelines`` where they differ.
     """
+    report = UnitReport(unit, final=out_dir is not None)
+    out: list[list[tuple[Any, ...]]] = [[] for _ in TABLES]
+    files = TableFiles(os.path.join(raw_dir, f"u{unit:06d}"), out=out_dir, part=unit)
     dec: CaptureDecoder | None = None
     emitter: _Emitter | None = None
     current = -1
     undecided: list[Any] = []
     seen = 0
-    for file_id, number, ts, linktype, data in records:
-        if file_id != current:
-            if dec is not None and emitter is not None:
-                yield from _finish(dec, emitter, current, undecided)
-            current = file_id
-            tl = (timelines or {}).get(file_id)
-            if tl is not None:
-                dec = _TimelineDecoder(tl, roles=roles, capture=captures[file_id])
-            else:
-                dec = CaptureDecoder(roles=roles, capture=captures[file_id])
-            emitter = _Emitter(captures[file_id], part)
-            undecided = []
-            seen = 0
-        assert dec is not None and emitter is not None
-        before = dec.java_version
-        dec.feed(number, ts, linktype, data)
-        if dec.java_version > before:
-            yield VERSIONS, (file_id, number, dec.java_version)
-        if len(dec.conversations) > seen:
-            undecided.extend(dec.conversations[seen:])
-            seen = len(dec.conversations)
-        if undecided:
-            yield from _decisions(emitter, file_id, undecided, number, before)
-        if dec.rows:
-            yield from emitter.rows(dec, dec.take(), number, False)
-    if dec is not None and emitter is not None:
-        yield from _finish(dec, emitter, current, undecided)
+    base = 0
+    try:
+        for file_id, number, ts, linktype, data in records:
+            if file_id != current:
+                if dec is not None and emitter is not None:
+                    _finish(dec, emitter, current, undecided, report, out)
+                    files.write(out, report.rows, emitter.prefix)
+                    base += len(dec.conversations)
+                current = file_id
+                tl = (timelines or {}).get(file_id)
+                if tl is not None:
+                    dec = _TimelineDecoder(tl, roles=roles, capture=captures[file_id])
+                else:
+                    dec = CaptureDecoder(roles=roles, capture=captures[file_id])
+                emitter = _Emitter(captures[file_id], unit, base)
+                undecided = []
+                seen = 0
+            assert dec is not None and emitter is not None
+            before = dec.java_version
+            dec.feed(number, ts, linktype, data)
+            if dec.java_version > before:
+                report.versions.append((file_id, number, dec.java_version))
+            if len(dec.conversations) > seen:
+                undecided.extend(dec.conversations[seen:])
+                seen = len(dec.conversations)
+            if undecided:
+                _decisions(emitter, file_id, undecided, number, before, report)
+            if dec.rows:
+                emitter.rows(dec, dec.take(), number, False, out)
+                if len(out[COMMANDS]) >= 8192 or len(out[MESSAGES]) >= 8192:
+                    files.write(out, report.rows, emitter.prefix)
+        if dec is not None and emitter is not None:
+            _finish(dec, emitter, current, undecided, report, out)
+            files.write(out, report.rows, emitter.prefix)
+        files.close()
+    except BaseException:
+        files.discard()
+        raise
+    return report
 
 
-def _decisions(
-    emitter: _Emitter, file_id: int, undecided: list[Any], number: int, version: int
-) -> Iterator[tuple[int, tuple[Any, ...]]]:
+def _decisions(emitter: _Emitter, file_id: int, undecided: list[Any], number: int, version: int,
+               report: UnitReport) -> None:
     for conv in list(undecided):
         if conv.ha_variant is not None:
             undecided.remove(conv)
-            yield DECISIONS, (file_id, emitter.conn_id(conv.index), number, version)
+            report.decisions.append((file_id, emitter.conn_id(conv.index), number, version))
         elif conv.protocol in ("remoting", "other"):
             undecided.remove(conv)
 
 
-def _finish(
-    dec: CaptureDecoder, emitter: _Emitter, file_id: int, undecided: list[Any]
-) -> Iterator[tuple[int, tuple[Any, ...]]]:
+def _finish(dec: CaptureDecoder, emitter: _Emitter, file_id: int, undecided: list[Any], report: UnitReport,
+            out: list[list[tuple[Any, ...]]]) -> None:
     before = dec.java_version
     dec.finish()
-    yield from _decisions(emitter, file_id, undecided, FINISHED, before)
-    yield from emitter.rows(dec, dec.take(), FINISHED, True)
-    yield from emitter.connections(dec)
+    _decisions(emitter, file_id, undecided, FINISHED, before, report)
+    emitter.rows(dec, dec.take(), FINISHED, True, out)
+    emitter.connections(dec, out)
+    report.records += dec.records
+    for tcp in dec.reassembler.connections:
+        report.connections.append((file_id, emitter.conn_id(tcp.index), tcp.first_record))
+
+
+def indexed_records(items: Iterable[tuple[int, tuple[int, int, Index]]],
+                    paths: list[str]) -> Iterator[tuple[int, int, float, int, bytes]]:
+    """A flow partition's records in (file, record) order, read by offset from its indexes."""
+    chunks = sorted((v for _k, v in items), key=lambda v: (v[0], v[1]))
+    for file_id, _split, index in chunks:
+        for number, ts, linktype, data in read_indexed(paths[file_id], index):
+            yield file_id, number, ts, linktype, data
+
+
+def whole_records(files: Iterable[WholeFile]) -> Iterator[tuple[int, int, float, int, bytes]]:
+    """The records of whole files, one after another (bytes Spark read go through a local
+    temporary file, so that every reader, gzip and pcapng included, works as on a local path)."""
+    for wf in sorted(files, key=lambda w: w.file_id):
+        if wf.content is None:
+            for number, ts, linktype, data in read_records(wf.path):
+                yield wf.file_id, number, ts, linktype, data
+            continue
+        fd, tmp = tempfile.mkstemp(prefix="mqctl-capture-", suffix=".pcap")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(wf.content)
+            try:
+                for number, ts, linktype, data in read_records(tmp):
+                    yield wf.file_id, number, ts, linktype, data
+            except CaptureFileError as err:
+                err.path = wf.path  # name the file the user gave, not the local copy
+                raise
+        finally:
+            os.unlink(tmp)
+
+
+def finish_unit(unit: int, raw_dir: str, out: str, streams: dict[int, int],
+                part: int) -> list[int]:
+    """Second pass of a unit: its Arrow files become the Parquet files of the tables, with the
+    ``stream`` column from the driver's ranking (``streams``: conn → stream number); returns the
+    rows written per table. The Arrow files are deleted."""
+    src = os.path.join(raw_dir, f"u{unit:06d}")
+    counts = finish_tables(src, out, streams, part)
+    shutil.rmtree(src, ignore_errors=True)
+    return counts
+
+
+__all__ += ["indexed_records", "split_records", "whole_records"]

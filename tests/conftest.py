@@ -3,6 +3,9 @@
 
 ``../shared`` (beside the checkout) holds the RocketMQ protocol notes and the real captures. CI has
 it; on a fresh clone without it, the tests that need it skip with a reason.
+
+Slow scenario tests (marked ``slow``) read the ``soak`` fixture for their repetitions and sizes:
+``pytest --soak N`` scales them; the default, 1, is the bounded sample CI runs.
 """
 
 from __future__ import annotations
@@ -28,6 +31,23 @@ FIXTURES = ROOT / "fixtures"
 
 # the real Java servers' harness (fixtures javakit, java_servers, java_servers_module)
 pytest_plugins = ["tests.javakit"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--soak", type=int, default=1, metavar="N",
+        help="scale of the slow scenario tests (repetitions, data size): 1, the default and what CI "
+             "runs, is one quick round of each; N runs N rounds or N times the data (the long runs "
+             "whose figures go in the notes)")
+
+
+@pytest.fixture(scope="session")
+def soak(request: pytest.FixtureRequest) -> int:
+    """The ``--soak`` scale (>= 1) that slow scenario tests read for their repetitions and sizes."""
+    n = int(request.config.getoption("--soak"))
+    if n < 1:
+        raise pytest.UsageError("--soak must be at least 1")
+    return n
 
 
 def shared_path(*parts: str) -> Path:

@@ -1,10 +1,16 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """One real local SparkSession for the whole test session (``local[2]``, 4 shuffle partitions,
 1 GiB, quiet), and the analysis of every capture of fixtures/ and ../shared, run once and shared by
-the tests that check its tables. Skips with a reason where pyspark or java is missing."""
+the tests that check its tables. Skips with a reason where pyspark or java is missing.
+
+Besides the real captures the job reads two made here: a pcapng copy of a fixture (split by its
+block structure) and a capture whose TCP payload is itself a pcap file (record headers that chain
+like real ones, in the middle of the byte ranges: the boundary search is fooled, and the
+verification must put every split right)."""
 
 from __future__ import annotations
 
+import io
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,11 +38,55 @@ def spark() -> Iterator[Any]:
 
 
 def all_captures() -> list[Path]:
-    """Every capture the equality test covers: fixtures/ and, where present, ../shared/captures."""
+    """Every real capture the equality test covers: fixtures/ and, where present, ../shared/captures."""
     found = sorted(FIXTURES.rglob("*.pcap"))
     if CAPTURES.is_dir():
         found += sorted(CAPTURES.rglob("*.pcap")) + sorted(CAPTURES.rglob("*.pcapng"))
     return found
+
+
+def pcapng_copy(path: Path) -> Path:
+    """The records of three fixtures written one after the other as pcapng by scapy (about 110 kB,
+    so two splits or more)."""
+    from scapy.utils import PcapNgWriter, rdpcap
+
+    with PcapNgWriter(str(path)) as w:
+        for name in ("mqctl-admin-commands", "peers-cpp-produce-consume", "peers-alions-produce-consume"):
+            for pkt in rdpcap(str(FIXTURES / "peers" / f"{name}.pcap")):
+                w.write(pkt)
+    return path
+
+
+def fooling_capture(path: Path) -> Path:
+    """Remoting traffic whose message bodies are pcap records: a SEND_MESSAGE_V2 stream where each
+    body holds the records of a small pcap file (times, lengths and chains that pass every
+    candidate check), so byte ranges that start inside a body find a false boundary first."""
+    from wire import RemotingCommand, encode_command
+    from wire.capture.synth import PcapWriter, TcpFlow
+
+    inner = io.BytesIO()
+    w = PcapWriter(inner)
+    for i in range(40):
+        w.write(1_795_000_000.0 + i * 0.001, bytes([i % 251]) * (60 + i))
+    body = inner.getvalue()[24:]
+    out = io.BytesIO()
+    w = PcapWriter(out)
+    flows = [TcpFlow(w, ("127.0.0.1", 41000 + i), ("127.0.0.1", 10911), isn=(1000 * i, 7000 * i))
+             for i in range(3)]
+    t = 1_795_000_000.0
+    for f in flows:
+        f.handshake(t)
+        t += 0.001
+    for n in range(60):
+        f = flows[n % 3]
+        req = RemotingCommand.request(310, {"a": "G", "b": "T", "e": str(n % 4), "i": ""}, body, opaque=n)
+        f.send(t, 0, encode_command(req))
+        f.send(t + 0.0005, 1, encode_command(req.response(0, ext_fields={"queueOffset": str(n)})))
+        t += 0.002
+    for f in flows:
+        f.close(t)
+    path.write_bytes(out.getvalue())
+    return path
 
 
 #: small byte ranges, so that every capture bigger than this is read as several splits
@@ -44,11 +94,18 @@ SPLIT_BYTES = 64 * 1024
 
 
 @pytest.fixture(scope="session")
-def analysed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, list[Path]]:
+def made_captures(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    d = tmp_path_factory.mktemp("made")
+    return [pcapng_copy(d / "made-peers.pcapng"), fooling_capture(d / "made-fooling.pcap")]
+
+
+@pytest.fixture(scope="session")
+def analysed(spark: Any, tmp_path_factory: pytest.TempPathFactory,
+             made_captures: list[Path]) -> tuple[Path, Any, list[Path]]:
     """(output directory, job result, captures) of one job over every capture."""
     from analysis.job import run_job
 
-    captures = all_captures()
+    captures = all_captures() + made_captures
     out = tmp_path_factory.mktemp("analysis") / "out"
     result = run_job(spark, [str(p) for p in captures], out, split_bytes=SPLIT_BYTES, partitions=4)
     return out, result, captures

@@ -42,7 +42,7 @@ class _Collect(logging.Filter):
 def pcapng_records(reader: CountingReader, path: str, magic: bytes,
                    on_progress: Callable[[int], None] | None = None, *, number: int = 0,
                    replay: Iterable[int] = (), start: int | None = None,
-                   stop: int | None = None) -> Iterator[Record]:
+                   stop: int | None = None, block_offsets: list[int] | None = None) -> Iterator[Record]:
     """Records of a pcapng file whose 4-byte magic has already been read from ``reader``.
 
     A byte-range split of the file (:mod:`wire.capture.splits`) passes ``start`` (the offset of
@@ -50,6 +50,8 @@ def pcapng_records(reader: CountingReader, path: str, magic: bytes,
     ``number`` (records before the split) and ``replay``: the offsets of the section header and
     interface description blocks before ``start`` after the first, read again so that the
     reader knows the byte order and the interfaces there (``reader`` must then be seekable).
+    With ``block_offsets``, the file offset of each record's block is appended to it before the
+    record is yielded (an index of the file's records, :mod:`analysis.tasks`).
     """
     from scapy.error import Scapy_Exception
     from scapy.utils import RawPcapNgReader
@@ -98,6 +100,8 @@ def pcapng_records(reader: CountingReader, path: str, magic: bytes,
             number += 1
             if meta.tshigh is not None:
                 last_ts = ((meta.tshigh << 32) | meta.tslow) / meta.tsresol
+            if block_offsets is not None:
+                block_offsets.append(start)
             yield (number, last_ts, int(meta.linktype), bytes(data))
     finally:
         log.removeFilter(collect)
