@@ -116,29 +116,33 @@ def split_target(total: int, parallelism: int) -> int:
 
 def plan_splits(
     spark: SparkSession, layouts: list[tuple[int, FileLayout]], split_bytes: int
-) -> tuple[list[tuple[int, Split, FileLayout]], int]:
-    """Job 1: the exact splits of every file cut into more than one range, and how many had to be
-    re-walked."""
+) -> tuple[list[tuple[int, Split, FileLayout]], int, dict[tuple[int, int], int]]:
+    """Job 1: the exact splits of every file cut into more than one range, how many had to be
+    re-walked, and the bytes of each flow ``(file, key)`` (for dealing flows to partitions)."""
     sc = spark.sparkContext
     ranges = [(fid, lay, plan_ranges(lay, split_bytes)) for fid, lay in layouts]
-    work = [(lay, i, a, b) for _fid, lay, rs in ranges for i, (a, b) in enumerate(rs)]
-    scans: dict[str, list[SplitScan]] = {}
+    work = [(fid, lay, i, a, b) for fid, lay, rs in ranges for i, (a, b) in enumerate(rs)]
+    scans: dict[int, list[SplitScan]] = {}
+    volumes: dict[tuple[int, int], int] = {}
     if work:
-        sc.setJobDescription("scan: record boundaries of the byte ranges")
-        slices = min(len(work), 4 * sc.defaultParallelism)
-        for path, scan in sc.parallelize(work, slices).map(_scan).collect():
-            scans.setdefault(path, []).append(scan)
+        sc.setJobDescription("scan: record boundaries of the byte ranges, bytes per flow")
+        for fid, scan, vols in sc.parallelize(work, len(work)).map(_scan).collect():
+            scans.setdefault(fid, []).append(scan)
+            for key, n in vols.items():
+                volumes[fid, key] = volumes.get((fid, key), 0) + n
     out: list[tuple[int, Split, FileLayout]] = []
     rewalked = 0
     for fid, lay, _rs in ranges:
-        plan, n = resolve(lay, scans[lay.path])
+        plan, n = resolve(lay, scans[fid])
         rewalked += n
         out.extend((fid, s, lay) for s in plan)
-    return out, rewalked
+    return out, rewalked, volumes
 
 
-def _scan(item: tuple[FileLayout, int, int, int]) -> tuple[str, SplitScan]:
-    return item[0].path, tasks.scan_task(item)
+def _scan(item: tuple[int, FileLayout, int, int, int]) -> tuple[int, SplitScan, dict[int, int]]:
+    fid, lay, index, start, end = item
+    scan = tasks.scan_task((lay, index, start, end))
+    return fid, scan, tasks.flow_volumes(lay, scan, fid)
 
 
 @dataclass
@@ -152,6 +156,8 @@ class _Plan:
     rewalked: int
     #: bytes of the files cut into splits
     split_total: int = 0
+    #: bytes per flow (file, key) of the files cut into splits
+    volumes: dict[tuple[int, int], int] = field(default_factory=dict)
 
 
 def run_job(
@@ -194,10 +200,11 @@ def run_job(
     flows = None
     paths = list(captures)
     if plan.splits:
-        slices = len(plan.splits)
+        assign = sc.broadcast(tasks.deal(plan.volumes, nparts))
         flows = (
-            sc.parallelize(plan.splits, slices)
-            .flatMap(lambda item: tasks.index_split(item[0], item[1], item[2], nparts))
+            sc.parallelize(plan.splits, len(plan.splits))
+            .flatMap(lambda item: tasks.index_split(item[0], item[1], item[2], nparts,
+                                                    assign.value.get(item[0], {})))
             .partitionBy(nparts, _identity)
         )
         parts.append(flows.mapPartitionsWithIndex(
@@ -313,20 +320,23 @@ def _plan(spark: SparkSession, inputs: list[str], split_bytes: int | None) -> _P
     parallelism = spark.sparkContext.defaultParallelism
     target = split_bytes or split_target(sum(sizes), parallelism)
     cut = [(fid, lay) for fid, lay in layouts.items() if lay.kind != "gzip" and lay.size - lay.data_start > target]
-    splits, rewalked = plan_splits(spark, cut, target) if cut else ([], 0)
+    splits, rewalked, volumes = plan_splits(spark, cut, target) if cut else ([], 0, {})
     cut_ids = {fid for fid, _lay in cut}
     whole = [fid for fid in layouts if fid not in cut_ids]
-    return _Plan(captures, sizes, kinds, splits, _bins(whole, sizes, captures, target), remote, rewalked,
-                 sum(lay.size for _fid, lay in cut))
+    return _Plan(captures, sizes, kinds, splits, _bins(whole, sizes, captures, target, parallelism), remote,
+                 rewalked, sum(lay.size for _fid, lay in cut), volumes)
 
 
-def _bins(files: list[int], sizes: list[int], captures: list[str], target: int) -> list[list[tasks.WholeFile]]:
-    """Whole files in bins of about ``target`` bytes (biggest first, each into the emptiest bin), so
-    that many small files share tasks and no task gets much more than another."""
+def _bins(files: list[int], sizes: list[int], captures: list[str], target: int,
+          parallelism: int) -> list[list[tasks.WholeFile]]:
+    """Whole files in bins (biggest first, each into the emptiest bin): at least three per core
+    while there are files enough, more when the files add up to more than ``target`` each, so that
+    many small files share tasks and no task gets much more than another. Biggest bins first
+    (Spark starts tasks in order, so the big ones do not end last)."""
     if not files:
         return []
     total = sum(sizes[f] for f in files)
-    n = max(1, min(len(files), -(-total // max(target, 1))))
+    n = max(1, min(len(files), max(3 * parallelism, -(-total // max(target, 1)))))
     bins: list[list[tasks.WholeFile]] = [[] for _ in range(n)]
     load = [0] * n
     for f in sorted(files, key=lambda f: -sizes[f]):
@@ -335,7 +345,8 @@ def _bins(files: list[int], sizes: list[int], captures: list[str], target: int) 
         load[i] += sizes[f]
     for b in bins:
         b.sort(key=lambda w: w.file_id)
-    return [b for b in bins if b]
+    order = sorted(range(n), key=lambda i: -load[i])
+    return [bins[i] for i in order if bins[i]]
 
 
 def _remote_units(spark: SparkSession, plan: _Plan, first_unit: int, roles: PortRoles, raw: str,

@@ -68,15 +68,13 @@ METRICS: dict[str, tuple[str, str]] = {
         SELECT floor(ts / :bucket) * :bucket AS t, topic, source, count(*) AS messages, sum(body_size) AS bytes
         FROM messages WHERE error IS NULL AND source IN ('send', 'pull') GROUP BY 1, 2, 3 ORDER BY 1"""),
     "consumer_lag": ("consumer lag seen on the wire: the last pull answer's maxOffset minus the offset pulled", """
-        SELECT group, topic, queue_id, server, max_by(lag, response_ts) AS lag, max(response_ts) AS at
-        FROM (SELECT x.group, x.topic, x.queue_id, x.server, x.response_ts,
-                     CAST(c.ext['maxOffset'] AS BIGINT) - CAST(q.ext['queueOffset'] AS BIGINT) AS lag
-              FROM exchanges x
-              JOIN commands c ON c.capture = x.capture AND c.conn = x.conn AND c.record = x.response_record
-                             AND c.offset = x.response_offset
-              JOIN commands q ON q.capture = x.capture AND q.conn = x.conn AND q.record = x.request_record
-                             AND q.offset = x.request_offset
-              WHERE x.code = 11 AND x.response_code IN (0, 19, 20))
+        SELECT group, topic, queue_id, server, max_by(lag, ts) AS lag, max(ts) AS at
+        FROM (SELECT r.group, r.topic, r.queue_id, r.server, r.ts,
+                     CAST(r.ext['maxOffset'] AS BIGINT) - CAST(q.ext['queueOffset'] AS BIGINT) AS lag
+              FROM (SELECT * FROM commands WHERE type = 'response' AND request_code = 11 AND code IN (0, 19, 20)) r
+              JOIN (SELECT capture, conn, record, offset, ext FROM commands WHERE type = 'request' AND code = 11) q
+                ON q.capture = r.capture AND q.conn = r.conn AND q.record = r.request_record
+               AND q.offset = r.request_offset)
         GROUP BY 1, 2, 3, 4 ORDER BY lag DESC"""),
     "ha_lag": ("HA replication per stream and bucket: master's offset sent, slave's acked offset, lag, rate", """
         SELECT capture, stream, master, slave, floor(ts / :bucket) * :bucket AS t,
@@ -102,9 +100,11 @@ METRICS: dict[str, tuple[str, str]] = {
               FROM commands WHERE type = 'request' AND code IN (103, 104))
         GROUP BY 1, 2, 3 ORDER BY registrations DESC"""),
     "clients": ("clients by language and version (requests they sent)", """
-        SELECT language, version_name, count(DISTINCT capture, conn) AS connections, count(*) AS requests,
-               count(DISTINCT ext['clientID']) AS client_ids
-        FROM commands WHERE type <> 'response' AND direction = 'c2s' GROUP BY 1, 2 ORDER BY requests DESC"""),
+        SELECT language, version_name, count(DISTINCT capture, conn) AS connections, sum(n) AS requests,
+               count(DISTINCT client_id) AS client_ids
+        FROM (SELECT language, version_name, capture, conn, ext['clientID'] AS client_id, count(*) AS n
+              FROM commands WHERE type <> 'response' AND direction = 'c2s' GROUP BY 1, 2, 3, 4, 5)
+        GROUP BY 1, 2 ORDER BY requests DESC"""),
     "problems": ("problems by verdict", """
         SELECT verdict, count(*) AS count, sum(length) AS bytes FROM problems GROUP BY 1 ORDER BY count DESC"""),
 }

@@ -71,7 +71,10 @@ __all__ = [
     "WholeFile",
     "decode_unit",
     "finish_unit",
-    "flow_partition",
+    "BAD",
+    "deal",
+    "flow_key",
+    "flow_volumes",
     "index_split",
     "read_indexed",
     "scan_task",
@@ -152,13 +155,17 @@ def scan_task(item: tuple[FileLayout, int, int, int]) -> SplitScan:
 
 # ---------------------------------------------------------------------------------------------- map side
 
+#: bytes of each byte range whose flows are counted for the deal
+SAMPLE = 4 * 1024 * 1024
+#: the flow key of a record whose headers do not parse (any partition takes it; its decoder reports it)
+BAD = -1
 
-def flow_partition(linktype: int, data: bytes | memoryview, at: int, length: int, file_id: int,
-                   number: int, partitions: int) -> int | None:
-    """The flow partition of the record whose data is ``data[at:at + length]``: a hash of the file and
-    the connection's two endpoints in a fixed order, the same in every Python process; None for a
-    record that is not TCP (the decoder only counts those). A record whose headers do not parse goes
-    to any partition, whose decoder reports it as ``mqctl pcap`` does."""
+
+def flow_key(linktype: int, data: bytes | memoryview, at: int, length: int, file_id: int) -> int | None:
+    """The flow of the record whose data is ``data[at:at + length]``: a hash of the file and the
+    connection's two endpoints in a fixed order (so both directions meet), the same in every Python
+    process; None for a record that is not TCP (the decoder only counts those), :data:`BAD` for one
+    whose headers do not parse. Flows whose hashes collide simply travel together."""
     link = fixed_link_header(linktype)
     if link is not None:
         ip = at + link[0]
@@ -170,36 +177,24 @@ def flow_partition(linktype: int, data: bytes | memoryview, at: int, length: int
             # addresses at 12..20, the ports right after the 20-byte header
             a = bytes(data[ip + 12:ip + 16]) + bytes(data[ip + 20:ip + 22])
             b = bytes(data[ip + 16:ip + 20]) + bytes(data[ip + 22:ip + 24])
-            return zlib.crc32(a + b if a <= b else b + a, file_id) % partitions
+            return zlib.crc32(a + b if a <= b else b + a, file_id)
     try:
         seg = parse_packet(linktype, bytes(data[at:at + length]))
     except PacketError:
-        return number % partitions
+        return BAD
     if seg is None:
         return None
     a = seg[0] + seg[1].to_bytes(2, "big")
     b = seg[2] + seg[3].to_bytes(2, "big")
-    return zlib.crc32(a + b if a <= b else b + a, file_id) % partitions
+    return zlib.crc32(a + b if a <= b else b + a, file_id)
 
 
-def index_split(file_id: int, split: Split, layout: FileLayout,
-                partitions: int) -> Iterator[tuple[int, tuple[int, int, Index]]]:
-    """Map side: the records of a resolved split as one index per flow partition,
-    ``(partition, (file, split, index))``; records in record order."""
-    per = [Index() for _ in range(partitions)]
-    if layout.kind == "pcap":
-        _index_pcap(file_id, split, layout, partitions, per)
-    else:
-        _index_pcapng(file_id, split, layout, partitions, per)
-    for p, entries in enumerate(per):
-        if entries:
-            yield p, (file_id, split.index, entries)
-
-
-def _index_pcap(file_id: int, split: Split, layout: FileLayout, partitions: int, per: list[Index]) -> None:
-    """The records of a classic pcap split, walked in a read window (as ClassicPcap does). The
-    common record (IPv4 without options or fragments, TCP, on a fixed-size link header) is keyed
-    inline, exactly as :func:`flow_partition` keys it; any other goes through that function."""
+def _pcap_keyed(layout: FileLayout, first: int, stop: int, number: int,
+                file_id: int) -> Iterator[tuple[int, float, int | None, int, int]]:
+    """The records of a classic pcap byte range from a record boundary, walked in a read window (as
+    ClassicPcap does): (number, ts, flow key, data offset, data length). The common record (IPv4
+    without options or fragments, TCP, on a fixed-size link header) is keyed inline, exactly as
+    :func:`flow_key` keys it; any other goes through that function."""
     header = struct.Struct(layout.endian + "IIII").unpack_from
     scale = layout.scale
     linktype = layout.linktype
@@ -207,13 +202,12 @@ def _index_pcap(file_id: int, split: Split, layout: FileLayout, partitions: int,
     ip_off, et_off = link if link is not None else (-1, -1)
     min_len = ip_off + 40
     crc = zlib.crc32
-    number = split.number
     with open(layout.path, "rb", buffering=0) as f:
-        pos = split.first
+        pos = first
         f.seek(pos)
         buf = f.read(_WINDOW)
         base = pos
-        while pos < split.stop:
+        while pos < stop:
             o = pos - base
             if o + 16 <= len(buf):
                 sec, frac, incl, _orig = header(buf, o)
@@ -230,11 +224,10 @@ def _index_pcap(file_id: int, split: Split, layout: FileLayout, partitions: int,
                             and (et_off < 0 or (buf[d + et_off] == 8 and buf[d + et_off + 1] == 0))):
                         a = buf[ip + 12:ip + 16] + buf[ip + 20:ip + 22]
                         b = buf[ip + 16:ip + 20] + buf[ip + 22:ip + 24]
-                        p: int | None = crc(a + b if a <= b else b + a, file_id) % partitions
+                        key: int | None = crc(a + b if a <= b else b + a, file_id)
                     else:
-                        p = flow_partition(linktype, buf, d, incl, file_id, number, partitions)
-                    if p is not None:
-                        per[p].add(number, sec + frac * scale, linktype, pos + 16, incl)
+                        key = flow_key(linktype, buf, d, incl, file_id)
+                    yield number, sec + frac * scale, key, pos + 16, incl
                     pos = pos + 16 + incl
                     continue
             f.seek(pos)
@@ -247,18 +240,69 @@ def _index_pcap(file_id: int, split: Split, layout: FileLayout, partitions: int,
             base = pos
 
 
-def _index_pcapng(file_id: int, split: Split, layout: FileLayout, partitions: int, per: list[Index]) -> None:
-    """The records of a pcapng split through scapy's reader (as :func:`split_records` reads them);
-    a record's data starts 12 bytes into a simple packet block, 28 into the other packet blocks."""
-    blocks: list[int] = []
-    with open(layout.path, "rb", buffering=0) as raw:
-        for number, ts, linktype, data in _pcapng_split(split, layout, blocks):
-            start = blocks[-1]
-            head = os.pread(raw.fileno(), 4, start)
-            at = start + (12 if head in _SPB else 28)
-            p = flow_partition(linktype, data, 0, len(data), file_id, number, partitions)
-            if p is not None:
-                per[p].add(number, ts, linktype, at, len(data))
+def flow_volumes(layout: FileLayout, scan: SplitScan, file_id: int) -> dict[int, int]:
+    """Bytes per flow key in the first :data:`SAMPLE` bytes of a scanned byte range (from its
+    candidate boundary): a sample from every range of the file, so that the driver can deal flows
+    out to partitions evenly without reading everything twice. A flow no sample saw is dealt by
+    hash. Classic pcap only (pcapng flows are dealt by hash)."""
+    volumes: dict[int, int] = {}
+    if layout.kind != "pcap" or scan.first is None:
+        return volumes
+    stop = min(scan.next, scan.first + SAMPLE)
+    for _number, _ts, key, _at, length in _pcap_keyed(layout, scan.first, stop, 0, file_id):
+        if key is not None:
+            volumes[key] = volumes.get(key, 0) + length
+    return volumes
+
+
+def _partition(key: int, number: int, assign: dict[int, int], partitions: int) -> int:
+    if key == BAD:
+        return number % partitions
+    p = assign.get(key)
+    return p if p is not None else key % partitions
+
+
+def index_split(file_id: int, split: Split, layout: FileLayout, partitions: int,
+                assign: dict[int, int]) -> Iterator[tuple[int, tuple[int, int, Index]]]:
+    """Map side: the records of a resolved split as one index per flow partition,
+    ``(partition, (file, split, index))``, records in record order. ``assign`` deals flow keys to
+    partitions (the driver's even deal); a key it does not know goes by hash."""
+    per = [Index() for _ in range(partitions)]
+    if layout.kind == "pcap":
+        records: Iterable[tuple[int, float, int | None, int, int]] = _pcap_keyed(
+            layout, split.first, split.stop, split.number, file_id)
+        link = layout.linktype
+        for number, ts, key, at, length in records:
+            if key is not None:
+                per[_partition(key, number, assign, partitions)].add(number, ts, link, at, length)
+    else:
+        blocks: list[int] = []
+        with open(layout.path, "rb", buffering=0) as raw:
+            for number, ts, linktype, data in _pcapng_split(split, layout, blocks):
+                key = flow_key(linktype, data, 0, len(data), file_id)
+                if key is None:
+                    continue
+                start = blocks[-1]
+                # a record's data starts 12 bytes into a simple packet block, 28 into the others
+                at = start + (12 if os.pread(raw.fileno(), 4, start) in _SPB else 28)
+                per[_partition(key, number, assign, partitions)].add(number, ts, linktype, at, len(data))
+    for p, entries in enumerate(per):
+        if entries:
+            yield p, (file_id, split.index, entries)
+
+
+def deal(volumes: dict[tuple[int, int], int], partitions: int) -> dict[int, dict[int, int]]:
+    """Flows ``(file, key)`` to partitions, biggest first, each to the partition with the fewest bytes
+    so far; per file, key → partition."""
+    import heapq
+
+    heap = [(0, p) for p in range(partitions)]
+    out: dict[int, dict[int, int]] = {}
+    for (file_id, key), size in sorted(volumes.items(), key=lambda kv: (-kv[1], kv[0])):
+        load, p = heapq.heappop(heap)
+        out.setdefault(file_id, {})[key] = p
+        heapq.heappush(heap, (load + size, p))
+    return out
 
 
 def _pcapng_split(split: Split, layout: FileLayout, blocks: list[int]) -> Iterator[tuple[int, float, int, bytes]]:

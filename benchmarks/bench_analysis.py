@@ -3,21 +3,24 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_analysis.py [--size-mb 500] [--files 8] [--growth 100,1000]
-    .venv/bin/python benchmarks/bench_analysis.py --size-mb 100 --growth ""     # a short run
+    .venv/bin/python benchmarks/bench_analysis.py                       # 500 MB, 8 files, 2 runs, growth
+    .venv/bin/python benchmarks/bench_analysis.py --size-mb 100 --runs 1 --growth ""   # a short run
 
 It synthesises captures with ``bench_pcap``'s generator (the same traffic: SEND_MESSAGE_V2 with
-1 KiB bodies, pulls of 40 KB, route queries and heartbeats over many connections) in two layouts
-of the same total size: (a) ``--files`` files and (b) one file. Then, in the same run, it times
+1 KiB bodies, pulls of 40 KB, route queries and heartbeats over 64 connections) in two layouts of
+the same total size: (a) ``--files`` files and (b) one file. Then, in the same run, it times
 
-* the job (``analysis.job.run_job``: splits, shuffle by flow, decoding, Parquet tables) at
+* the job (``analysis.job.run_job``: splits, index shuffle by flow, decoding, Parquet tables) at
   ``local[2]`` and at ``local[1]``, on both layouts, each in a fresh process (one SparkContext per
   process), after the session has started (start-up is printed apart);
 * ``mqctl pcap stats`` on the one file, in one process: the sequential baseline;
 
-and prints MB/s, MB/s per core and the ratios; with ``--growth``, the one-file job at local[2] on
-captures of each size (MB), and the time per MB, which is flat when the time grows linearly.
-No assertions: figures are for reading, and they move with the machine's load.
+``--runs`` times each, local[1] and local[2] taking turns, and prints the medians. Besides wall
+time it reads the CPU time of the job's whole process tree (the driver, its JVM, the Python
+workers) from /proc: on a machine that others load, wall time and the local[2]/local[1] ratio
+move with their load, while CPU time per MB does not; the load average is printed beside every
+figure. With ``--growth``, the one-file job at local[2] on captures of each size (MB) and the
+time per MB (flat when the time grows linearly). No assertions: figures are for reading.
 """
 
 from __future__ import annotations
@@ -25,11 +28,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -38,35 +44,69 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_pcap import synthesise  # noqa: E402
 
 _JOB = """
-import json, sys, time
+import json, os, sys, time
 from pathlib import Path
 from analysis.session import build_session, default_conf
 from analysis.job import run_job
+
+def tree_cpu():
+    parent = {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                st = open(f"/proc/{p}/stat").read()
+            except OSError:
+                continue
+            f = st[st.rindex(")") + 2:].split()
+            parent[int(p)] = (int(f[1]), sum(int(x) for x in f[11:15]))
+    total, todo = 0, [os.getpid()]
+    while todo:
+        me = todo.pop()
+        total += parent.get(me, (0, 0))[1]
+        todo.extend(p for p, (pp, _c) in parent.items() if pp == me)
+    return total / os.sysconf("SC_CLK_TCK")
+
 t0 = time.monotonic()
 spark = build_session(default_conf(sys.argv[1], driver_memory="2g", shuffle_partitions=int(sys.argv[2])))
 spark.sparkContext.parallelize([1], 1).count()
 started = time.monotonic() - t0
+cpu = tree_cpu()
 t = time.monotonic()
 r = run_job(spark, sys.argv[4:], Path(sys.argv[3]), partitions=int(sys.argv[2]))
-print(json.dumps({"seconds": time.monotonic() - t, "startup": started, "rows": r.counts, "splits": r.splits}))
+seconds = time.monotonic() - t
+print(json.dumps({"seconds": seconds, "cpu": tree_cpu() - cpu, "startup": started, "rows": r.counts,
+                  "splits": r.splits, "units": r.units, "stages": r.stages}))
 spark.stop()
 """
 
 
-def _job(master: str, files: list[Path], out: Path, partitions: int) -> dict[str, float]:
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def _job(master: str, files: list[Path], out: Path, partitions: int) -> dict[str, Any]:
+    shutil.rmtree(out, ignore_errors=True)
+    load = _load()
     res = subprocess.run([sys.executable, "-c", _JOB, master, str(partitions), str(out), *map(str, files)],
                          capture_output=True, text=True, cwd=ROOT, check=False)
     if res.returncode != 0:
         raise SystemExit(f"the job failed at {master}:\n{res.stderr[-3000:]}")
-    got: dict[str, float] = json.loads(res.stdout.strip().splitlines()[-1])
+    got: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
+    got["load"] = (load + _load()) / 2
+    shutil.rmtree(out, ignore_errors=True)
     return got
 
 
-def _stats(path: Path) -> float:
+def _stats(path: Path) -> dict[str, float]:
+    load = _load()
+    before = os.times()
     t = time.monotonic()
     subprocess.run([str(ROOT / ".venv" / "bin" / "mqctl"), "-o", "json", "pcap", "stats", str(path)],
                    stdout=subprocess.DEVNULL, check=True)
-    return time.monotonic() - t
+    seconds = time.monotonic() - t
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return {"seconds": seconds, "cpu": cpu, "load": (load + _load()) / 2}
 
 
 def _make(dirpath: Path, size_mb: float, files: int) -> tuple[list[Path], Path]:
@@ -80,37 +120,58 @@ def _make(dirpath: Path, size_mb: float, files: int) -> tuple[list[Path], Path]:
     return many, one
 
 
+def _median(runs: list[dict[str, Any]], key: str) -> float:
+    return float(statistics.median(r[key] for r in runs))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size-mb", type=float, default=500.0, help="capture size per layout (default 500)")
     ap.add_argument("--files", type=int, default=8, help="files of the many-files layout (default 8)")
-    ap.add_argument("--growth", default="100,1000", help="sizes (MB) for the growth series; '' skips it")
-    ap.add_argument("--partitions", type=int, default=8, help="shuffle partitions (default 8)")
+    ap.add_argument("--runs", type=int, default=2, help="timings per configuration; medians (default 2)")
+    ap.add_argument("--growth", default="100,250,500,1000",
+                    help="sizes (MB) for the growth series at local[2]; '' skips it")
+    ap.add_argument("--partitions", type=int, default=8, help="flow partitions (default 8)")
+    ap.add_argument("--dir", type=Path, help="where to write the captures (default: a temporary directory)")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-analysis-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-analysis-", dir=args.dir) as tmp:
         d = Path(tmp)
         many, one = _make(d, args.size_mb, args.files)
         mb_many = sum(p.stat().st_size for p in many) / 1e6
         mb_one = one.stat().st_size / 1e6
         print(f"captures: {len(many)} files, {mb_many:.0f} MB; one file, {mb_one:.0f} MB "
-              f"(cores: {os.cpu_count()})")
-        base = _stats(one)
-        print(f"mqctl pcap stats (one process), one file: {base:.1f} s = {mb_one / base:.1f} MB/s")
+              f"(cores: {os.cpu_count()}; load average now {_load():.1f})", flush=True)
+        base = [_stats(one) for _ in range(args.runs)]
+        bs, bc = _median(base, "seconds"), _median(base, "cpu")
+        print(f"mqctl pcap stats (one process), one file: {bs:.1f} s = {mb_one / bs:.1f} MB/s; "
+              f"{bc / mb_one * 1000:.1f} CPU-ms/MB = {mb_one / bc:.1f} MB per CPU-second "
+              f"(load {_median(base, 'load'):.1f})", flush=True)
         for name, files, mb in (("many files", many, mb_many), ("one file", [one], mb_one)):
-            r1 = _job("local[1]", files, d / "out1", args.partitions)
-            r2 = _job("local[2]", files, d / "out2", args.partitions)
-            print(f"{name}: local[1] {r1['seconds']:.1f} s = {mb / r1['seconds']:.1f} MB/s per core; "
-                  f"local[2] {r2['seconds']:.1f} s = {mb / r2['seconds']:.1f} MB/s "
-                  f"({mb / r2['seconds'] / 2:.1f} MB/s per core); local[2]/local[1] "
-                  f"{r1['seconds'] / r2['seconds']:.2f}x; local[2] vs pcap stats "
-                  f"{base * mb / mb_one / r2['seconds']:.2f}x; {r2['splits']} splits; session start "
-                  f"{r2['startup']:.1f} s; rows {r2['rows']}")
+            r1: list[dict[str, Any]] = []
+            r2: list[dict[str, Any]] = []
+            for _ in range(args.runs):
+                r1.append(_job("local[1]", files, d / "out", args.partitions))
+                r2.append(_job("local[2]", files, d / "out", args.partitions))
+                print(f"  {name} run: local[1] {r1[-1]['seconds']:.1f} s (load {r1[-1]['load']:.1f}), "
+                      f"local[2] {r2[-1]['seconds']:.1f} s (load {r2[-1]['load']:.1f}), "
+                      f"ratio {r1[-1]['seconds'] / r2[-1]['seconds']:.2f}x; stages {r2[-1]['stages']}",
+                      flush=True)
+            s1, s2 = _median(r1, "seconds"), _median(r2, "seconds")
+            c1, c2 = _median(r1, "cpu"), _median(r2, "cpu")
+            print(f"{name}: local[1] {s1:.1f} s = {mb / s1:.1f} MB/s per core; "
+                  f"local[2] {s2:.1f} s = {mb / s2:.1f} MB/s ({mb / s2 / 2:.1f} MB/s per core); "
+                  f"local[2]/local[1] {s1 / s2:.2f}x; local[2] vs pcap stats {bs * mb / mb_one / s2:.2f}x; "
+                  f"CPU {c1 / mb * 1000:.1f} / {c2 / mb * 1000:.1f} ms per MB at local[1] / local[2] "
+                  f"= {mb / c1:.1f} / {mb / c2:.1f} MB per CPU-second; load {_median(r1, 'load'):.1f} / "
+                  f"{_median(r2, 'load'):.1f}; {r2[-1]['splits']} splits, {r2[-1]['units']} units; "
+                  f"session start {r2[-1]['startup']:.1f} s; rows {r2[-1]['rows']}", flush=True)
         for size in [float(s) for s in args.growth.split(",") if s.strip()]:
             p = d / f"growth-{int(size)}.pcap"
             synthesise(p, size, 64, seed=3)
             mb = p.stat().st_size / 1e6
             r = _job("local[2]", [p], d / "outg", args.partitions)
-            print(f"growth: {mb:.0f} MB in {r['seconds']:.1f} s = {r['seconds'] / mb * 1000:.1f} ms per MB")
+            print(f"growth: {mb:.0f} MB in {r['seconds']:.1f} s = {r['seconds'] / mb * 1000:.1f} ms per MB; "
+                  f"CPU {r['cpu'] / mb * 1000:.1f} ms per MB (load {r['load']:.1f})", flush=True)
             p.unlink()
     return 0
 
