@@ -29,6 +29,7 @@ def analyze(
     console: Any = None,
     on_stage: Callable[[str], None] | None = None,
     spark: Any = None,
+    conf: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Analyse the captures into ``out``; returns the job's figures and the metrics (plain data)."""
     from .job import expand_inputs, prepare_out, run_job
@@ -39,7 +40,7 @@ def analyze(
 
     files = expand_inputs(inputs)
     prepare_out(out)  # before Spark starts: a bad --out costs nothing
-    session = spark or build_session(default_conf(master, shuffle_partitions=partitions or 8))
+    session = spark or build_session(default_conf(master, shuffle_partitions=partitions or 8, extra=conf))
     with stage_progress(session, console, enabled=console is not None):
         result = run_job(
             session,
@@ -60,6 +61,7 @@ def analyze(
         "splits": result.splits,
         "rewalked_splits": result.rewalked,
         "seconds": round(result.seconds, 3),
+        "stages": result.stages,
         "master": session.sparkContext.master,
         "metrics": metrics,
     }

@@ -7,16 +7,22 @@ micro-batch; ``foreachBatch`` analyses them with :func:`analysis.job.run_job` in
 ``OUT/batches/N`` and recomputes the metrics and the report over every batch so far. Spark's file
 source skips names starting with ``.`` or ``_``: a writer should rotate a finished file in under
 its final name (write ``.capture.pcap``, then rename). The checkpoint lives in ``OUT/_checkpoint``,
-so a restarted follow picks up where it stopped. Ctrl-C stops it.
+so a restarted follow picks up where it stopped. A batch that fails (a damaged file) is reported
+through ``on_update`` with an ``error`` and the follow goes on. Ctrl-C stops it.
+``mqctl pcap record --rotate-seconds N --write DIR`` writes files the way this wants them.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
-from .job import MARKER, AnalysisError, run_job
+from .job import MARKER, AnalysisError, failure_reason, run_job
 from .metrics import compute_over
 from .progress import stage_progress
 from .report import write_report
@@ -37,8 +43,11 @@ def follow(
     trigger_seconds: float = 5.0,
     spark: Any = None,
     stop_after: int | None = None,
+    conf: dict[str, str] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> int:
-    """Analyse files as they arrive in ``directory``; returns the number of batches analysed."""
+    """Analyse files as they arrive in ``directory`` until Ctrl-C, ``stop_after`` batches or ``stop()``
+    returns true (checked every second); returns the number of batches analysed."""
     if not directory.is_dir():
         raise AnalysisError(f"--follow {directory}: not a directory")
     if (
@@ -50,34 +59,50 @@ def follow(
         raise AnalysisError(f"--out {out}: the directory is not empty and holds no previous analysis")
     out.mkdir(parents=True, exist_ok=True)
     (out / MARKER).write_text("{}\n")
-    session = spark or build_session(default_conf(master, shuffle_partitions=partitions or 8))
+    session = spark or build_session(default_conf(master, shuffle_partitions=partitions or 8, extra=conf))
     done = [0]
+    # a restarted follow goes on from its checkpoint: the batches already analysed stay in
+    seen: list[str] = [c["path"] for d in _complete(out / "batches")
+                       for c in json.loads((d / MARKER).read_text()).get("captures", [])]
 
     def batch(df: Any, batch_id: int) -> None:
-        paths = sorted(r["path"] for r in df.select("path").collect())
-        files = [p[len("file:") :] if p.startswith("file:") else p for p in paths]
+        files = [_local(r["path"]) for r in df.select("path").collect()]
         if not files:
             return
-        run_job(session, files, out / "batches" / f"{batch_id:06d}", partitions=partitions, roles=roles)
-        metrics = compute_over(session, sorted((out / "batches").glob("[0-9]*")))
-        write_report(out / "report.html", metrics, files)
+        files.sort()
+        started = time.monotonic()
+        target = out / "batches" / f"{batch_id:06d}"
+        try:
+            result = run_job(session, files, target, partitions=partitions, roles=roles)
+        except Exception as err:  # a damaged file: say so and keep following
+            if (target / MARKER).is_file():
+                shutil.rmtree(target)
+            if on_update is not None:
+                on_update({"batch": batch_id, "files": files, "error": failure_reason(err)})
+            return
+        seen.extend(files)
+        metrics = compute_over(session, _complete(out / "batches"))
+        write_report(out / "report.html", metrics, seen)
         done[0] += 1
         if on_update is not None:
             on_update(
                 {
                     "batch": batch_id,
                     "files": files,
-                    "rows": {},
+                    "rows": result.counts,
                     "metrics": metrics,
                     "report": str(out / "report.html"),
-                    "captures": files,
-                    "seconds": 0,
+                    "captures": list(seen),
+                    "splits": result.splits,
+                    "seconds": round(time.monotonic() - started, 3),
                     "master": session.sparkContext.master,
                 }
             )
 
     stream = (
         session.readStream.format("binaryFile")
+        # a streaming source must be given its schema (binaryFile's own); only the path is read
+        .schema("path STRING, modificationTime TIMESTAMP, length BIGINT, content BINARY")
         .option("pathGlobFilter", "*.pcap*")
         .option("recursiveFileLookup", "true")
         .load(str(directory))
@@ -93,10 +118,32 @@ def follow(
         with stage_progress(session, console, enabled=console is not None):
             while query.isActive:
                 query.awaitTermination(1)
-                if stop_after is not None and done[0] >= stop_after:
+                if (stop_after is not None and done[0] >= stop_after) or (stop is not None and stop()):
                     break
     except KeyboardInterrupt:
         pass
     finally:
         query.stop()
     return done[0]
+
+
+def _complete(batches: Path) -> list[Path]:
+    """The batch outputs whose job finished (its marker says so)."""
+    out = []
+    for d in sorted(batches.glob("[0-9]*")):
+        try:
+            done = json.loads((d / MARKER).read_text()).get("complete")
+        except (OSError, ValueError):
+            continue
+        if done:
+            out.append(d)
+    return out
+
+
+def _local(path: str) -> str:
+    """A path as the stream lists it (a URI) → what run_job takes: a local path for ``file:`` URIs
+    (unquoted), any other URL as it is."""
+    if path.startswith("file:"):
+        return unquote(urlparse(path).path)
+    return path
+

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -52,6 +53,7 @@ __all__ = [
     "AnalysisError",
     "JobResult",
     "expand_inputs",
+    "failure_reason",
     "plan_splits",
     "prepare_out",
     "run_job",
@@ -67,6 +69,26 @@ _RAW = "_arrow"
 
 class AnalysisError(Exception):
     """A problem with the job's inputs or output that the user can fix (one line)."""
+
+
+_PYTHON_ERROR = re.compile(r"^((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception)): (.+)$", re.MULTILINE)
+
+
+def failure_reason(err: BaseException) -> str:
+    """One line that says why a Spark job failed: the Python exception a task raised (a damaged
+    capture's CaptureFileError, with file, record and offset), not py4j's "An error occurred while
+    calling ..." that wraps it."""
+    text = str(err)
+    found = _PYTHON_ERROR.findall(text)
+    for name, message in found:
+        if name.endswith("CaptureFileError"):
+            return str(message).strip()[:500]
+    python = [(n, m) for n, m in found if not n.startswith(("org.", "java.", "scala.", "py4j."))]
+    if python:
+        name, message = python[-1]
+        return f"{name.rpartition('.')[2]}: {message.strip()}"[:500]
+    line = text.strip().splitlines()[0] if text.strip() else type(err).__name__
+    return line[:500]
 
 
 @dataclass
@@ -179,16 +201,63 @@ def run_job(
     started = time.monotonic()
     note = on_stage or (lambda _s: None)
     stages: dict[str, float] = {}
-    prepare_out(out)
-    sc = spark.sparkContext
     roles = roles or PortRoles()
-    raw = str(out / _RAW)
-    os.makedirs(raw, exist_ok=True)
 
     note("scan")
     t = time.monotonic()
-    plan = _plan(spark, inputs, split_bytes)
+    plan = _plan(spark, inputs, split_bytes)  # reads the inputs only: a bad one costs no output
     stages["scan"] = time.monotonic() - t
+    prepare_out(out)
+    # the marker first: a run that fails half-way leaves a directory the next run may reuse
+    (out / MARKER).write_text(json.dumps({"complete": False, "captures": plan.captures}, indent=1) + "\n")
+    raw = str(out / _RAW)
+    os.makedirs(raw, exist_ok=True)
+    try:
+        counts, units = _decode(spark, plan, out, raw, partitions, roles, note, stages)
+    finally:
+        shutil.rmtree(raw, ignore_errors=True)
+
+    info: list[dict[str, Any]] = [
+        {
+            "path": path,
+            "format": plan.kinds[i],
+            "bytes": plan.sizes[i],
+            "splits": max(1, sum(1 for fid, _s, _l in plan.splits if fid == i)),
+        }
+        for i, path in enumerate(plan.captures)
+    ]
+    result = JobResult(
+        out,
+        info,
+        dict(zip(tasks.TABLES, counts, strict=True)),
+        time.monotonic() - started,
+        sum(c["splits"] for c in info),
+        plan.rewalked,
+        {k: round(v, 3) for k, v in stages.items()},
+        units,
+    )
+    (out / MARKER).write_text(
+        json.dumps(
+            {
+                "complete": True,
+                "captures": info,
+                "rows": result.counts,
+                "seconds": result.seconds,
+                "splits": result.splits,
+                "rewalked": result.rewalked,
+                "stages": result.stages,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
+    return result
+
+
+def _decode(spark: SparkSession, plan: _Plan, out: Path, raw: str, partitions: int | None, roles: PortRoles,
+            note: Callable[[str], None], stages: dict[str, float]) -> tuple[list[int], int]:
+    """Jobs 2 to 4 (see the module docstring): rows written per table, and units decoded."""
+    sc = spark.sparkContext
     nparts = partitions or max(2 * sc.defaultParallelism, plan.split_total // SPLIT_BYTES)
     captures = plan.captures
     target = str(out)
@@ -248,43 +317,8 @@ def run_job(
             import pyarrow.parquet as pq
 
             pq.write_table(empty_table(name), str(d / "part-empty.parquet"))
-    shutil.rmtree(raw, ignore_errors=True)
     stages["tables"] = time.monotonic() - t
-
-    info = [
-        {
-            "path": path,
-            "format": plan.kinds[i],
-            "bytes": plan.sizes[i],
-            "splits": max(1, sum(1 for fid, _s, _l in plan.splits if fid == i)),
-        }
-        for i, path in enumerate(captures)
-    ]
-    result = JobResult(
-        out,
-        info,
-        dict(zip(tasks.TABLES, counts, strict=True)),
-        time.monotonic() - started,
-        sum(c["splits"] for c in info),
-        plan.rewalked,
-        {k: round(v, 3) for k, v in stages.items()},
-        len(reports),
-    )
-    (out / MARKER).write_text(
-        json.dumps(
-            {
-                "captures": info,
-                "rows": result.counts,
-                "seconds": result.seconds,
-                "splits": result.splits,
-                "rewalked": result.rewalked,
-                "stages": result.stages,
-            },
-            indent=1,
-        )
-        + "\n"
-    )
-    return result
+    return counts, len(reports)
 
 
 def _plan(spark: SparkSession, inputs: list[str], split_bytes: int | None) -> _Plan:
@@ -319,7 +353,8 @@ def _plan(spark: SparkSession, inputs: list[str], split_bytes: int | None) -> _P
         raise AnalysisError(f"{dup}: named twice")
     parallelism = spark.sparkContext.defaultParallelism
     target = split_bytes or split_target(sum(sizes), parallelism)
-    cut = [(fid, lay) for fid, lay in layouts.items() if lay.kind != "gzip" and lay.size - lay.data_start > target]
+    cut = [(fid, lay) for fid, lay in layouts.items()
+           if lay.kind != "gzip" and lay.size - lay.data_start > target]
     splits, rewalked, volumes = plan_splits(spark, cut, target) if cut else ([], 0, {})
     cut_ids = {fid for fid, _lay in cut}
     whole = [fid for fid in layouts if fid not in cut_ids]
@@ -363,7 +398,8 @@ def _remote_units(spark: SparkSession, plan: _Plan, first_unit: int, roles: Port
 
     def unit(i: int, items: Iterable[tuple[str, bytes]]) -> Iterator[tasks.UnitReport]:
         files = (tasks.WholeFile(_file_id(ids, url), url, bytes(content)) for url, content in items)
-        yield tasks.decode_unit(first_unit + i, tasks.whole_records(files), captures, roles, raw, out_dir=target)
+        yield tasks.decode_unit(first_unit + i, tasks.whole_records(files), captures, roles, raw,
+                                out_dir=target)
 
     return rdd.mapPartitionsWithIndex(unit)
 

@@ -48,22 +48,25 @@ METRICS: dict[str, tuple[str, str]] = {
     "errors_over_time": ("error responses per code per bucket", """
         SELECT floor(request_ts / :bucket) * :bucket AS t, response_code_name AS name, count(*) AS responses
         FROM exchanges WHERE response_code <> 0 GROUP BY 1, 2 ORDER BY 1, 2"""),
-    "latency_over_time": ("latency percentiles (ms) of all answered requests per bucket", """
+    "latency_over_time": ("latency percentiles (ms) of answered requests per bucket (not PULL_MESSAGE: a broker holds a pull open by long polling)", """
         SELECT floor(request_ts / :bucket) * :bucket AS t, count(*) AS answered,
                percentile_approx(latency, 0.5) * 1000 AS p50_ms, percentile_approx(latency, 0.95) * 1000 AS p95_ms,
                percentile_approx(latency, 0.99) * 1000 AS p99_ms
-        FROM exchanges WHERE latency IS NOT NULL GROUP BY 1 ORDER BY 1"""),
+        FROM exchanges WHERE latency IS NOT NULL AND code <> 11 GROUP BY 1 ORDER BY 1"""),
     "latency_by_server": ("latency percentiles (ms) per server (broker, name server) and code", """
         SELECT server, role, code_name, count(*) AS answered,
                round(percentile_approx(latency, 0.5) * 1000, 3) AS p50_ms,
                round(percentile_approx(latency, 0.95) * 1000, 3) AS p95_ms,
                round(percentile_approx(latency, 0.99) * 1000, 3) AS p99_ms
         FROM exchanges WHERE latency IS NOT NULL GROUP BY 1, 2, 3 ORDER BY answered DESC, server, code_name"""),
-    "throughput": ("messages and body bytes per topic: produced (send) and consumed (pull), per second", """
-        SELECT topic, source, count(*) AS messages, sum(body_size) AS bytes,
-               round(count(*) / greatest(max(ts) - min(ts), 1e-3), 2) AS messages_per_s,
-               round(sum(body_size) / greatest(max(ts) - min(ts), 1e-3), 1) AS bytes_per_s
-        FROM messages WHERE error IS NULL AND source IN ('send', 'pull') GROUP BY 1, 2 ORDER BY messages DESC"""),
+    "throughput": ("messages and body bytes per topic: produced (send) and consumed (pull), per second of the captures that show the topic", """
+        WITH spans AS (SELECT capture, max(ts) - min(ts) AS span FROM commands GROUP BY capture),
+             per AS (SELECT capture, topic, source, count(*) AS messages, sum(body_size) AS bytes FROM messages
+                     WHERE error IS NULL AND source IN ('send', 'pull') GROUP BY 1, 2, 3)
+        SELECT topic, source, sum(messages) AS messages, sum(bytes) AS bytes,
+               round(sum(messages) / nullif(sum(span), 0), 2) AS messages_per_s,
+               round(sum(bytes) / nullif(sum(span), 0), 1) AS bytes_per_s
+        FROM per JOIN spans USING (capture) GROUP BY 1, 2 ORDER BY messages DESC, topic, source"""),
     "throughput_over_time": ("messages per topic and direction per bucket", """
         SELECT floor(ts / :bucket) * :bucket AS t, topic, source, count(*) AS messages, sum(body_size) AS bytes
         FROM messages WHERE error IS NULL AND source IN ('send', 'pull') GROUP BY 1, 2, 3 ORDER BY 1"""),
@@ -76,12 +79,16 @@ METRICS: dict[str, tuple[str, str]] = {
                 ON q.capture = r.capture AND q.conn = r.conn AND q.record = r.request_record
                AND q.offset = r.request_offset)
         GROUP BY 1, 2, 3, 4 ORDER BY lag DESC"""),
-    "ha_lag": ("HA replication per stream and bucket: master's offset sent, slave's acked offset, lag, rate", """
-        SELECT capture, stream, master, slave, floor(ts / :bucket) * :bucket AS t,
+    "ha_lag": ("HA replication per stream over time (buckets of 1/60 of the stream's span): master's offset sent, slave's acked offset, lag, transfer rate", """
+        SELECT capture, stream, master, slave, bucket, floor(ts / bucket) * bucket AS t,
                max(CASE WHEN type = 'transfer' THEN ha_offset + coalesce(data_length, 0) END) AS master_offset,
                max(CASE WHEN type IN ('report', 'transfer_ack') THEN ha_offset END) AS slave_offset,
-               sum(CASE WHEN type = 'transfer' THEN coalesce(data_length, 0) ELSE 0 END) / :bucket AS bytes_per_s
-        FROM ha GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 5"""),
+               max(CASE WHEN type = 'transfer' THEN ha_offset + coalesce(data_length, 0) END)
+                   - max(CASE WHEN type IN ('report', 'transfer_ack') THEN ha_offset END) AS lag,
+               sum(CASE WHEN type = 'transfer' THEN coalesce(data_length, 0) ELSE 0 END) / bucket AS bytes_per_s
+        FROM (SELECT *, greatest((max(ts) OVER w - min(ts) OVER w) / 60, 0.001) AS bucket
+              FROM ha WINDOW w AS (PARTITION BY capture, stream))
+        GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 6"""),
     "ha_streams": ("HA streams: variant, transfers, bytes, first and last offsets", """
         SELECT capture, stream, master, slave, first(variant) AS variant,
                sum(CASE WHEN type = 'transfer' AND NOT heartbeat THEN 1 ELSE 0 END) AS transfers,

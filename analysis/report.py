@@ -19,7 +19,9 @@ from typing import Any
 
 __all__ = ["bar_chart", "line_chart", "render", "write_report"]
 
-_W, _H, _PAD = 720, 240, 48
+_W, _H, _PAD = 900, 240, 56
+#: the plot area ends here; the legend is to its right
+_RIGHT = 700
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 
 
@@ -34,58 +36,83 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
-def _clock(t: float) -> str:
-    return time.strftime("%m-%d %H:%M:%S", time.gmtime(t))
+def _clock(t: float, span: float = 0.0) -> str:
+    """A UTC time, as precise as the span of the axis it labels needs."""
+    if span >= 86400:
+        return time.strftime("%Y-%m-%d %H:%M", time.gmtime(t))
+    if span >= 60:
+        return time.strftime("%m-%d %H:%M:%S", time.gmtime(t))
+    return time.strftime("%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}"
 
 
-def line_chart(title: str, series: Mapping[str, Sequence[tuple[float, float]]], *, unit: str = "") -> str:
-    """An SVG line chart of ``{name: [(t, value), ...]}`` with time on the x axis."""
+def _duration(seconds: float) -> str:
+    if seconds >= 86400:
+        return f"{seconds / 86400:.1f} days"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds >= 60:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds:.3g} s"
+
+
+def line_chart(title: str, series: Mapping[str, Sequence[tuple[float, float]]], *, unit: str = "",
+               step: float | None = None) -> str:
+    """An SVG line chart of ``{name: [(t, value), ...]}`` with time on the x axis. With ``step`` (the
+    time bucket), a line is broken where points are more than a bucket and a half apart, so that no
+    line is drawn across a time nothing was seen in; sparse series get a dot on every point."""
     pts = [p for s in series.values() for p in s if p[1] is not None]
     if not pts:
         return f"<h3>{html.escape(title)}</h3><p class=empty>nothing to plot</p>"
     x0, x1 = min(p[0] for p in pts), max(p[0] for p in pts)
     y1 = max(p[1] for p in pts) or 1.0
     x1 = x1 if x1 > x0 else x0 + 1
+    left, right, top, bottom = _PAD, _RIGHT, 12, _H - 40
 
-    def xy(t: float, v: float) -> str:
-        x = _PAD + (t - x0) / (x1 - x0) * (_W - 2 * _PAD)
-        y = _H - _PAD + 8 - v / y1 * (_H - _PAD - 16)
-        return f"{x:.1f},{y:.1f}"
+    def x(t: float) -> float:
+        return left + (t - x0) / (x1 - x0) * (right - left)
+
+    def y(v: float) -> float:
+        return bottom - v / y1 * (bottom - top)
 
     out = [
         f'<h3>{html.escape(title)}</h3><svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" '
         f'viewBox="0 0 {_W} {_H}" role="img" aria-label="{html.escape(title)}">',
-        f'<line x1="{_PAD}" y1="{_H - _PAD + 8}" x2="{_W - _PAD}" y2="{_H - _PAD + 8}" stroke="#888"/>',
-        f'<line x1="{_PAD}" y1="8" x2="{_PAD}" y2="{_H - _PAD + 8}" stroke="#888"/>',
+        f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#888"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#888"/>',
     ]
-    for frac in (0.0, 0.5, 1.0):
-        y = _H - _PAD + 8 - frac * (_H - _PAD - 16)
-        out.append(
-            f'<text x="{_PAD - 4}" y="{y + 4:.1f}" text-anchor="end" font-size="10">'
-            f"{_fmt(y1 * frac)}{html.escape(unit)}</text>"
-        )
-    for t, anchor in ((x0, "start"), (x1, "end")):
-        out.append(
-            f'<text x="{_PAD if anchor == "start" else _W - _PAD}" y="{_H - _PAD + 22}" '
-            f'text-anchor="{anchor}" font-size="10">{_clock(t)}</text>'
-        )
+    for frac in (0.0, 0.25, 0.5, 0.75, 1.0):
+        yy = y(y1 * frac)
+        out.append(f'<line x1="{left}" y1="{yy:.1f}" x2="{right}" y2="{yy:.1f}" stroke="#eee"/>'
+                   f'<text x="{left - 4}" y="{yy + 4:.1f}" text-anchor="end" font-size="10">'
+                   f"{_fmt(y1 * frac)}{html.escape(unit)}</text>")
+    span = x1 - x0
+    for frac in (0.0, 0.25, 0.5, 0.75, 1.0):
+        t = x0 + frac * span
+        anchor = "start" if frac == 0 else "end" if frac == 1 else "middle"
+        out.append(f'<line x1="{x(t):.1f}" y1="{bottom}" x2="{x(t):.1f}" y2="{bottom + 4}" stroke="#888"/>'
+                   f'<text x="{x(t):.1f}" y="{bottom + 16}" text-anchor="{anchor}" font-size="10">'
+                   f"{_clock(t, span)}</text>")
+    out.append(f'<text x="{(left + right) / 2:.0f}" y="{bottom + 32}" text-anchor="middle" font-size="10" '
+               f'fill="#666">UTC</text>')
     for i, (name, s) in enumerate(series.items()):
         colour = _COLOURS[i % len(_COLOURS)]
-        clean = [p for p in s if p[1] is not None]
-        if len(clean) == 1:
-            out.append(
-                f'<circle cx="{xy(*clean[0]).split(",")[0]}" cy="{xy(*clean[0]).split(",")[1]}" r="3" '
-                f'fill="{colour}"/>'
-            )
-        elif clean:
-            out.append(
-                f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" '
-                f'points="{" ".join(xy(t, v) for t, v in clean)}"/>'
-            )
-        out.append(
-            f'<text x="{_W - _PAD + 4 - 160}" y="{14 + 12 * i}" font-size="10" fill="{colour}">'
-            f"{html.escape(name[:28])}</text>"
-        )
+        clean = sorted(p for p in s if p[1] is not None)
+        runs: list[list[tuple[float, float]]] = []
+        for p in clean:
+            if runs and (step is None or p[0] - runs[-1][-1][0] <= 1.5 * step):
+                runs[-1].append(p)
+            else:
+                runs.append([p])
+        for run in runs:
+            if len(run) > 1:
+                out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" '
+                           f'points="{" ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in run)}"/>')
+        if len(clean) <= 40 or any(len(r) == 1 for r in runs):
+            dots = clean if len(clean) <= 40 else [r[0] for r in runs if len(r) == 1]
+            out.extend(f'<circle cx="{x(t):.1f}" cy="{y(v):.1f}" r="2.5" fill="{colour}"/>' for t, v in dots)
+        out.append(f'<rect x="{right + 16}" y="{top + 16 * i}" width="10" height="10" fill="{colour}"/>'
+                   f'<text x="{right + 30}" y="{top + 9 + 16 * i}" font-size="11">'
+                   f'{html.escape(name[:26])}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -112,15 +139,28 @@ def bar_chart(title: str, bars: Sequence[tuple[str, float]]) -> str:
     return "".join(out)
 
 
+#: columns that hold capture times (seconds since the epoch), shown as UTC clock times
+_TIMES = frozenset(("at", "t", "first_ts", "last_ts", "ts"))
+
+
+def _cell(column: str, v: Any) -> str:
+    if v is None:
+        return "<td></td>"
+    if column == "capture":
+        return f"<td title=\"{html.escape(str(v))}\">{html.escape(Path(str(v)).name)}</td>"
+    if column in _TIMES and isinstance(v, (int, float)):
+        return f"<td class=n title=\"{v}\">{_clock(float(v), 86400)}</td>"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return f"<td>{html.escape(str(v))}</td>"
+    return f"<td class=n>{html.escape(f'{v:,}' if isinstance(v, int) else f'{v:,.6g}')}</td>"
+
+
 def _table(title: str, rows: list[dict[str, Any]], limit: int = 50) -> str:
     if not rows:
         return f"<h3>{html.escape(title)}</h3><p class=empty>none</p>"
     cols = list(rows[0])
     head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape('' if r[c] is None else str(r[c]))}</td>" for c in cols) + "</tr>"
-        for r in rows[:limit]
-    )
+    body = "".join("<tr>" + "".join(_cell(c, r[c]) for c in cols) + "</tr>" for r in rows[:limit])
     more = f"<p>{len(rows) - limit} more rows in the JSON output</p>" if len(rows) > limit else ""
     return f"<h3>{html.escape(title)}</h3><table><tr>{head}</tr>{body}</table>{more}"
 
@@ -145,87 +185,56 @@ def render(
 ) -> str:
     """The report as one HTML document."""
     s = metrics["summary"]
+    step = float(metrics["bucket_seconds"])
     parts = [
         f"<!doctype html><html><head><meta charset=utf-8><title>{html.escape(title)}</title><style>"
         "body{font:14px system-ui,sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;"
         "margin-bottom:1em}td,th{border:1px solid #ccc;padding:2px 6px;font-size:12px;text-align:left}"
-        "th{background:#f0f0f0}.empty{color:#888}.summary span{margin-right:1.5em}</style></head><body>",
+        "td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f0f0f0}.empty{color:#888}"
+        ".summary span{margin-right:1.5em}h3{margin:1.6em 0 .3em}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
     ]
     span = (s["last_ts"] or 0) - (s["first_ts"] or 0)
-    parts.append(
-        "<p class=summary>"
-        + "".join(
-            f"<span><b>{_fmt(float(s[k] or 0)) if k != 'span' else f'{span:.1f} s'}</b> "
-            f"{k.replace('_', ' ')}</span>"
-            for k in (
-                "captures",
-                "connections",
-                "commands",
-                "exchanges",
-                "messages",
-                "ha_frames",
-                "problems",
-                "span",
-            )
-        )
-        + "</p>"
-    )
+    figures = [(_fmt(float(s[k] or 0)), k.replace("_", " ")) for k in
+               ("captures", "connections", "commands", "exchanges", "messages", "ha_frames", "problems")]
+    parts.append("<p class=summary>" + "".join(f"<span><b>{v}</b> {k}</span>" for v, k in figures)
+                 + (f"<span><b>{_duration(span)}</b> span</span>" if s["first_ts"] is not None else "")
+                 + "</p>")
     if s["first_ts"] is not None:
-        parts.append(
-            f"<p>from {_clock(s['first_ts'])} to {_clock(s['last_ts'])} UTC; "
-            f"time buckets of {metrics['bucket_seconds']:g} s</p>"
-        )
+        parts.append(f"<p>from {_clock(s['first_ts'], 86400)} to {_clock(s['last_ts'], 86400)} UTC; time "
+                     f"buckets of {_duration(step)}</p>")
     lat = metrics["latency_over_time"]
-    parts.append(
-        line_chart(
-            "Latency percentiles over time (ms)",
-            {p: [(float(r["t"]), r[f"{p}_ms"]) for r in lat] for p in ("p50", "p95", "p99")},
-            unit="",
-        )
-    )
+    parts.append(line_chart(
+        "Latency percentiles over time (ms; PULL_MESSAGE left out: long polling holds a pull open)",
+        {p: [(float(r["t"]), r[f"{p}_ms"]) for r in lat] for p in ("p50", "p95", "p99")}, step=step))
     cot = metrics["codes_over_time"]
-    parts.append(
-        line_chart(
-            "Requests and error responses per bucket",
-            {
-                "requests": [(float(r["t"]), float(r["requests"])) for r in cot],
-                "errors": [(float(r["t"]), float(r["errors"])) for r in cot],
-            },
-        )
-    )
+    parts.append(line_chart(
+        "Requests and error responses per bucket",
+        {"requests": [(float(r["t"]), float(r["requests"])) for r in cot],
+         "errors": [(float(r["t"]), float(r["errors"])) for r in cot]}, step=step))
     tp = [dict(r, key=f"{r['topic']} ({r['source']})") for r in metrics["throughput_over_time"]]
-    parts.append(
-        line_chart(
-            "Throughput per topic (messages per bucket; send = produced, pull = consumed)",
-            _series(tp, "key", "messages"),
-        )
-    )
+    parts.append(line_chart(
+        "Throughput per topic (messages per bucket; send = produced, pull = consumed)",
+        _series(tp, "key", "messages"), step=step))
     streams: dict[str, list[dict[str, Any]]] = {}
     for r in metrics["ha_lag"]:
-        streams.setdefault(f"{Path(str(r['capture'])).name} #{r['stream']}", []).append(r)
-    for name, rows in list(streams.items())[:6]:
-        parts.append(
-            line_chart(
-                f"HA replication, {name}: master offset sent against slave's acked offset",
-                {
-                    "master": [(float(r["t"]), r["master_offset"]) for r in rows],
-                    "slave ack": [(float(r["t"]), r["slave_offset"]) for r in rows],
-                },
-            )
-        )
-    parts.append(
-        bar_chart(
-            "Responses by code",
-            [(f"{r['name']} ({r['code']})", float(r["responses"])) for r in metrics["responses"][:20]],
-        )
-    )
-    parts.append(
-        bar_chart(
-            "Error responses (code ≠ 0) by request code",
-            [(r["code_name"], float(r["errors"])) for r in metrics["codes"] if r["errors"]][:20],
-        )
-    )
+        if r["master_offset"] is not None or r["slave_offset"] is not None:
+            streams.setdefault(f"{Path(str(r['capture'])).name}, stream {r['stream']}", []).append(r)
+    for name, rows in list(streams.items())[:8]:
+        parts.append(line_chart(
+            f"HA replication, {name} ({rows[0]['master']} to {rows[0]['slave']}): master's offset sent and "
+            "slave's acked offset",
+            {"master sent": [(float(r["t"]), r["master_offset"]) for r in rows],
+             "slave acked": [(float(r["t"]), r["slave_offset"]) for r in rows]},
+            step=float(rows[0]["bucket"])))
+    if len(streams) > 8:
+        parts.append(f"<p>{len(streams) - 8} more HA streams in the JSON output</p>")
+    parts.append(bar_chart(
+        "Responses by code",
+        [(f"{r['name']} ({r['code']})", float(r["responses"])) for r in metrics["responses"][:20]]))
+    parts.append(bar_chart(
+        "Error responses (code ≠ 0) by request code",
+        [(r["code_name"], float(r["errors"])) for r in metrics["codes"] if r["errors"]][:20]))
     for name, what in (
         ("codes", "Requests by code"),
         ("latency_by_server", "Latency by server and code"),
@@ -238,9 +247,8 @@ def render(
     ):
         parts.append(_table(what, metrics[name]))
     if captures:
-        parts.append(
-            "<h3>Captures</h3><ul>" + "".join(f"<li>{html.escape(c)}</li>" for c in captures) + "</ul>"
-        )
+        parts.append(f"<details><summary><b>{len(captures)} capture(s)</b></summary><ul>"
+                     + "".join(f"<li>{html.escape(c)}</li>" for c in captures) + "</ul></details>")
     parts.append(
         "<script type=application/json id=metrics>"
         + html.escape(json.dumps(metrics, default=str), quote=False)

@@ -29,6 +29,7 @@ __all__ = [
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz")
 #: the largest file Spark's binaryFiles hands to Python (one Java byte array)
 MAX_REMOTE_BYTES = (1 << 31) - 1 - 64
+_KINDS = "(*.pcap, *.pcapng, *.cap, gzip'd)"
 
 
 class SourceError(Exception):
@@ -59,7 +60,7 @@ def expand_local(inputs: Iterable[str]) -> list[str]:
         if p.is_dir():
             found = sorted(str(f) for f in p.rglob("*") if f.is_file() and _capture_name(f.name))
             if not found:
-                raise SourceError(f"{item}: no capture files (*.pcap, *.pcapng, *.cap, gzip'd) in the directory")
+                raise SourceError(f"{item}: no capture files {_KINDS} in the directory")
             out.extend(found)
         elif p.is_file():
             out.append(str(p))
@@ -93,7 +94,8 @@ def expand_remote(spark: Any, item: str) -> list[tuple[str, int]]:
         raise SourceError(f"{item}: {_java_reason(err)}") from None
     if statuses is None or len(statuses) == 0:
         glob_chars = any(c in item.partition("://")[2] for c in "*?[{")
-        raise SourceError(f"{item}: the pattern matches no file" if glob_chars else f"{item}: no such file or directory")
+        raise SourceError(f"{item}: the pattern matches no file" if glob_chars
+                          else f"{item}: no such file or directory")
     found: list[tuple[str, int]] = []
     for st in statuses:
         if st.isDirectory():
@@ -104,7 +106,7 @@ def expand_remote(spark: Any, item: str) -> list[tuple[str, int]]:
                 if _capture_name(f.getPath().getName()):
                     inside.append((f.getPath().toString(), int(f.getLen())))
             if not inside:
-                raise SourceError(f"{item}: no capture files (*.pcap, *.pcapng, *.cap, gzip'd) in the directory")
+                raise SourceError(f"{item}: no capture files {_KINDS} in the directory")
             found.extend(sorted(inside))
         else:
             found.append((st.getPath().toString(), int(st.getLen())))
@@ -122,7 +124,8 @@ def _java_reason(err: Exception) -> str:
     if java is not None:
         name = java.getClass().getSimpleName()
         message = java.getMessage() or ""
-        if name == "UnsupportedFileSystemException" or "No FileSystem for scheme" in message:
+        missing_class = "ClassNotFoundException" in message and "FileSystem" in message
+        if name == "UnsupportedFileSystemException" or "No FileSystem for scheme" in message or missing_class:
             return (f"Spark has no file system for this scheme ({message}); add its connector to the Spark "
                     "installation (for s3a://: --conf spark.jars.packages=org.apache.hadoop:hadoop-aws:<the "
                     "Hadoop version of Spark>)")

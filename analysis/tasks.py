@@ -38,9 +38,9 @@ from __future__ import annotations
 import os
 import shutil
 import struct
-from array import array
 import tempfile
 import zlib
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,9 +50,9 @@ from wire.capture.fields import code_name, command_type, plain, row_fields
 from wire.capture.hotpath import fixed_link_header
 from wire.capture.records import MAX_RECORD_LENGTH, CaptureFileError, read_records
 from wire.capture.splits import FileLayout, Split, SplitScan, scan_split, split_records
-from wire.codes import version_name
+from wire.codes import SerializeType, version_name
 from wire.errors import DecodeError
-from wire.remoting import FLAG_RESPONSE, SerializeType
+from wire.remoting import FLAG_RESPONSE
 
 from .columnar import TableFiles, finish_tables
 
@@ -234,8 +234,9 @@ def _pcap_keyed(layout: FileLayout, first: int, stop: int, number: int,
             more = f.read(max(_WINDOW, 16 + (incl if o + 16 <= len(buf) else 0)))
             if len(more) < 16 or (o + 16 <= len(buf) and len(more) < 16 + incl):
                 what = "header" if len(more) < 16 else "data"
-                raise CaptureFileError(f"record {what} cut short before the end of the file", path=layout.path,
-                                       record=number + 1, offset=pos, field=f"record {what}")
+                raise CaptureFileError(f"record {what} cut short before the end of the file",
+                                       path=layout.path, record=number + 1, offset=pos,
+                                       field=f"record {what}")
             buf = more
             base = pos
 
@@ -305,7 +306,8 @@ def deal(volumes: dict[tuple[int, int], int], partitions: int) -> dict[int, dict
     return out
 
 
-def _pcapng_split(split: Split, layout: FileLayout, blocks: list[int]) -> Iterator[tuple[int, float, int, bytes]]:
+def _pcapng_split(split: Split, layout: FileLayout,
+                  blocks: list[int]) -> Iterator[tuple[int, float, int, bytes]]:
     from wire.capture._scapy_io import pcapng_records
     from wire.capture.records import CountingReader
 
@@ -419,6 +421,7 @@ class _Emitter:
         flag = cmd.flag
         ext = cmd.ext_fields
         req = row.request
+        request: tuple[int | None, int | None, int | None, float | None]
         if req is not None:
             rc = req.command
             topic, group, queue = _subject(rc.ext_fields if flag & FLAG_RESPONSE else ext)
@@ -475,6 +478,7 @@ class _Emitter:
         cmd = req.command
         conn, role, server, client, _c2s, _s2c = self._conv(req.conv)
         topic, group, queue = _subject(cmd.ext_fields)
+        answer: tuple[Any, ...]
         if resp is not None:
             r = resp.command
             answer = (resp.record, resp.offset, resp.ts, resp.size, r.code, code_name(r.code, True), r.remark,
@@ -506,7 +510,7 @@ class _Emitter:
 
     def messages(self, row: CommandRow, out: list[tuple[Any, ...]]) -> None:
         cmd = row.command
-        body = cmd.body
+        body = cmd.body or b""
         if not cmd.flag & FLAG_RESPONSE:
             if cmd.code in _SEND_CODES:
                 self._sent(row, out)
@@ -520,8 +524,8 @@ class _Emitter:
         try:
             stored = decode_messages(body)
         except DecodeError as err:
-            out.append(self._message(row, source, None, None, None, None, {}, len(body), None, None, None, None,
-                                     str(err)))
+            out.append(self._message(row, source, None, None, None, None, {}, len(body), None, None, None,
+                                     None, str(err)))
             return
         for m in stored:
             props = m.properties
@@ -552,8 +556,8 @@ class _Emitter:
         try:
             props = decode_properties(get("properties") or "")
         except DecodeError as err:
-            out.append(self._message(row, "send", topic, queue, None, None, {}, len(body), born, None, reconsume,
-                                     None, str(err)))
+            out.append(self._message(row, "send", topic, queue, None, None, {}, len(body), born, None,
+                                     reconsume, None, str(err)))
             return
         if cmd.code == 320 or get("batch") == "true":
             try:
@@ -564,11 +568,11 @@ class _Emitter:
                 return
             for e in entries:
                 p = {**props, **e.properties}
-                out.append(self._message(row, "send", topic, queue, None, p.get("UNIQ_KEY"), p, len(e.body), born,
-                                         None, reconsume, None, None))
+                out.append(self._message(row, "send", topic, queue, None, p.get("UNIQ_KEY"), p, len(e.body),
+                                         born, None, reconsume, None, None))
             return
-        out.append(self._message(row, "send", topic, queue, None, props.get("UNIQ_KEY"), props, len(body), born,
-                                 None, reconsume, None, None))
+        out.append(self._message(row, "send", topic, queue, None, props.get("UNIQ_KEY"), props, len(body),
+                                 born, None, reconsume, None, None))
 
     def _message(self, row: CommandRow, source: str, topic: str | None, queue: int | None,
                  queue_offset: int | None, msg_id: str | None, props: Any, size: int, born: int | None,

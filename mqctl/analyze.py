@@ -1,11 +1,12 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """``mqctl analyze``: the capture pipeline on Spark (:mod:`analysis`), imported only when run.
 
-``mqctl analyze CAPTURE-OR-DIR... --out DIR [--master URL] [--partitions N] [--report]`` writes the
-Parquet tables and ``report.html`` under DIR and prints the main metrics (tables, or one JSON
-document with the global ``-o json``). ``--follow DIR`` keeps analysing the capture files that
-arrive in DIR (Spark Structured Streaming) until Ctrl-C. Exit codes: 0; 1 when the job fails or
-a capture is damaged; 2 for bad arguments or a missing pyspark.
+``mqctl analyze CAPTURE-OR-DIR... --out DIR [--master URL] [--partitions N] [--conf K=V] [--report]``
+writes the Parquet tables and ``report.html`` under DIR and prints the main metrics (tables, or one
+JSON document with the global ``-o json``). Inputs are local paths or any URL Spark's Hadoop file
+systems read (``hdfs://``, ``s3a://`` with its connector given by ``--conf``). ``--follow DIR`` keeps
+analysing the capture files that arrive in DIR (Spark Structured Streaming) until Ctrl-C. Exit codes:
+0; 1 when the job fails or a capture is damaged; 2 for bad arguments or a missing pyspark.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ def analyze(
         list[str] | None,
         typer.Option("--port", help="ROLE=PORT[,PORT] (see 'pcap decode --help'). Repeatable."),
     ] = None,
+    conf: Annotated[
+        list[str] | None,
+        typer.Option("--conf", help="KEY=VALUE: a Spark setting (spark.jars.packages, spark.hadoop.*, "
+                                    "spark.executor.memory, ...). Repeatable."),
+    ] = None,
 ) -> None:
     """Analyse captures with Spark: Parquet tables, metrics, an HTML report."""
     from .pcap import _roles, _settings
@@ -54,13 +60,19 @@ def analyze(
     if follow is None and not inputs:
         raise UsageError("name at least one capture, directory or glob (or --follow DIR)")
     roles = _roles(port)
+    settings_conf: dict[str, str] = {}
+    for item in conf or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--conf {item!r}: expected KEY=VALUE")
+        settings_conf[key.strip()] = value
     try:
         import pyspark  # noqa: F401
     except ImportError:
         raise UsageError(
             "mqctl analyze needs pyspark: pip install 'mqctl[analysis]' (scripts/bootstrap installs it)"
         ) from None
-    from analysis.job import AnalysisError
+    from analysis.job import AnalysisError, failure_reason
 
     try:
         if follow is not None:
@@ -73,7 +85,8 @@ def analyze(
                 partitions=partitions,
                 roles=roles,
                 console=output.err,
-                on_update=lambda m: _render(output, m),
+                on_update=lambda m: _follow_update(output, m),
+                conf=settings_conf or None,
             )
             return
         from analysis import analyze as run
@@ -86,6 +99,7 @@ def analyze(
             report=report,
             roles=roles,
             console=output.err,
+            conf=settings_conf or None,
         )
     except AnalysisError as err:
         raise CliError(str(err)) from None
@@ -98,11 +112,22 @@ def analyze(
             "CaptureFileError",
         ) and not name.endswith("Exception"):
             raise
-        raise CliError(f"the Spark job failed: {str(err).strip().splitlines()[0][:300]}") from None
+        raise CliError(f"the Spark job failed: {failure_reason(err)}") from None
     if output.format == "table":
         _render(output, result)
     else:
         output.data(result)
+
+
+def _follow_update(out: Output, r: dict[str, Any]) -> None:
+    """One micro-batch of --follow: the metrics so far (tables, or one JSON document a line), or a
+    warning for a batch that failed (the follow goes on)."""
+    if "error" in r:
+        out.warn(f"batch {r['batch']} ({', '.join(r['files'])}): {r['error']}")
+    elif out.format == "table":
+        _render(out, r)
+    else:
+        out.data(r)
 
 
 def _render(out: Output, r: dict[str, Any]) -> None:

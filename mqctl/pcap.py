@@ -556,6 +556,11 @@ def record(
     duration: Annotated[float | None, typer.Option(
         help="Stop after this many seconds (default: Ctrl-C).")] = None,
     count: Annotated[int | None, typer.Option(help="Stop after this many packets.")] = None,
+    rotate_seconds: Annotated[float | None, typer.Option(
+        help="Rotate: --write is a directory that receives a new file every this many seconds "
+             "(each renamed into view once complete; what 'mqctl analyze --follow' reads).")] = None,
+    rotate_mb: Annotated[float | None, typer.Option(
+        help="Rotate (as --rotate-seconds) after this many megabytes.")] = None,
 ) -> None:
     """Capture live TCP traffic of the given ports (loopback by default) into a pcap file."""
     settings = _settings(ctx)
@@ -565,19 +570,29 @@ def record(
         raise UsageError("--duration must be positive")
     if count is not None and count <= 0:
         raise UsageError("--count must be positive")
+    rotating = rotate_seconds is not None or rotate_mb is not None
+    if (rotate_seconds is not None and rotate_seconds <= 0) or (rotate_mb is not None and rotate_mb <= 0):
+        raise UsageError("--rotate-seconds and --rotate-mb must be positive")
     parent = write.parent
-    if write.is_dir():
+    if rotating:
+        if not write.is_dir() or not os.access(write, os.W_OK):
+            raise UsageError(f"--write {write}: with rotation, a writable directory that exists")
+        parent = write
+    elif write.is_dir():
         raise UsageError(f"--write {write}: is a directory")
     if not parent.is_dir():
         raise UsageError(f"--write {write}: the directory {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (write.exists() and not os.access(write, os.W_OK)):
+    if not rotating and (not os.access(parent, os.W_OK)
+                         or (write.exists() and not os.access(write, os.W_OK))):
         raise UsageError(f"--write {write}: not writable")
     from wire.capture import record_live
 
     out.info(f"capturing TCP ports {', '.join(map(str, ports))} on {iface} into {write} "
              f"({'for ' + str(duration) + ' s' if duration else 'until Ctrl-C'})")
     try:
-        packets, size = record_live(write, ports, iface=iface, duration=duration, count=count)
+        packets, size = record_live(write, ports, iface=iface, duration=duration, count=count,
+                                    rotate_seconds=rotate_seconds,
+                                    rotate_bytes=int(rotate_mb * 1e6) if rotate_mb is not None else None)
     except PermissionError:
         raise CliError("live capture needs root or CAP_NET_RAW") from None
     except OSError as exc:

@@ -32,10 +32,12 @@ def test_analyze_calls_the_library_once(monkeypatch: pytest.MonkeyPatch, tmp_pat
 
     monkeypatch.setattr(analysis, "analyze", fake)
     assert main(["-o", "json", "analyze", "a.pcap", "dir/", "--out", str(tmp_path / "o"), "--master", "local[1]",
-                 "--partitions", "3", "--no-report"]) == 0
+                 "--partitions", "3", "--no-report", "--conf", "spark.executor.memory=2g",
+                 "--conf", "spark.hadoop.fs.s3a.endpoint=http://127.0.0.1:9000"]) == 0
     inputs, out, kw = calls[0]
     assert inputs == ["a.pcap", "dir/"] and out == tmp_path / "o"
     assert kw["master"] == "local[1]" and kw["partitions"] == 3 and kw["report"] is False
+    assert kw["conf"] == {"spark.executor.memory": "2g", "spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9000"}
     assert json.loads(capsys.readouterr().out)["rows"] == {"commands": 3}
 
 
@@ -59,3 +61,16 @@ def test_out_with_other_files_is_refused(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["analyze", str(cap), "--out", str(out)]) == 1
     assert "not empty" in capsys.readouterr().err
     assert (out / "precious.txt").read_text() == "keep me"
+
+
+def test_pcap_record_rotation_needs_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # what 'mqctl analyze --follow' reads is a directory of rotated files
+    assert main(["pcap", "record", "--write", str(tmp_path / "x.pcap"), "--rotate-seconds", "5"]) == 2
+    assert "a writable directory that exists" in capsys.readouterr().err
+    assert main(["pcap", "record", "--write", str(tmp_path), "--rotate-mb", "0"]) == 2
+    assert "must be positive" in capsys.readouterr().err
+
+
+def test_analyze_conf_is_key_value(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", "a.pcap", "--conf", "spark.executor.memory"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err

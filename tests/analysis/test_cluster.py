@@ -83,8 +83,18 @@ def standalone(tmp_path: Path) -> Iterator[str]:
                 p.wait()
 
 
-def test_the_job_runs_on_a_standalone_cluster(standalone: str, tmp_path: Path) -> None:
-    capture = FIXTURES / "peers" / "peers-cpp-produce-consume.pcap"
+def test_the_job_runs_on_a_standalone_cluster(standalone: str, tmp_path: Path, soak: int) -> None:
+    """The job through the master and the worker's executor: a real capture and a synthesised one of
+    ``2 * soak`` MB (cut into many splits, so the index shuffle crosses JVMs), ``soak`` times over
+    (``pytest --soak N``; CI runs it once); every run finds every frame the generator wrote."""
+    import json
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_pcap import synthesise
+
+    real = FIXTURES / "peers" / "peers-cpp-produce-consume.pcap"
+    synth = tmp_path / "synth.pcap"
+    _records, frames = synthesise(synth, 2.0 * soak, 16, seed=soak)
     out = tmp_path / "out"
     code = f"""
 import json, sys
@@ -94,22 +104,28 @@ from analysis.session import build_session, default_conf
 spark = build_session(default_conf({standalone!r}, driver_memory="512m", shuffle_partitions=2,
                                    extra={{"spark.cores.max": "2", "spark.executor.cores": "2"}}))
 try:
-    r = analyze([{str(capture)!r}], Path({str(out)!r}), spark=spark, split_bytes=4096, partitions=2)
-    execs = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()
-    print(json.dumps({{"master": r["master"], "rows": r["rows"], "splits": r["splits"], "executors": execs}}))
+    for run in range({soak}):
+        r = analyze([{str(real)!r}, {str(synth)!r}], Path({str(out)!r}), spark=spark, split_bytes=256 * 1024,
+                    partitions=3)
+        execs = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()
+        per = {{c: n for c, n in spark.read.parquet(r["out"] + "/commands").groupBy("capture").count().collect()}}
+        print(json.dumps({{"master": r["master"], "rows": r["rows"], "splits": r["splits"], "executors": execs,
+                          "per_capture": per, "report": r["report"]}}), flush=True)
 finally:
     spark.stop()
 """
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=ROOT,
-                         env=dict(os.environ, PYSPARK_PYTHON=sys.executable))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600 * soak,
+                         cwd=ROOT, env=dict(os.environ, PYSPARK_PYTHON=sys.executable))
     if res.returncode != 0:
         stderr = "\n".join(f.read_text()[-1500:] for f in (tmp_path.parent).rglob("stderr"))
         stderr += "\n".join(f.read_text()[-2500:] for f in (tmp_path.parent).rglob("worker.log"))
         raise AssertionError(res.stderr[:2500] + "\n--- executors:\n" + stderr)
-    import json
-
-    got = json.loads(res.stdout.strip().splitlines()[-1])
-    assert got["master"] == standalone
-    assert got["executors"] >= 2  # the driver and the worker's executor
-    assert got["splits"] > 1 and got["rows"]["commands"] > 0 and got["rows"]["exchanges"] > 0
-    assert (out / "report.html").is_file()
+    runs = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+    assert len(runs) == soak
+    for got in runs:
+        assert got["master"] == standalone
+        assert got["executors"] >= 2  # the driver and the worker's executor
+        assert got["splits"] > 4 and got["rows"]["exchanges"] > 0
+        assert got["per_capture"][str(synth)] == frames
+        assert got["per_capture"][str(real)] > 0
+        assert Path(got["report"]).is_file()

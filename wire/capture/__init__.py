@@ -62,12 +62,16 @@ from .tcp import TcpConnection, TcpReassembler
 
 
 def record_live(out: str | Path, ports: Iterable[int], *, iface: str = "lo", duration: float | None = None,
-                count: int | None = None) -> tuple[int, int]:
+                count: int | None = None, rotate_seconds: float | None = None,
+                rotate_bytes: int | None = None) -> tuple[int, int]:
     """Capture live TCP traffic of ``ports`` on ``iface`` into the pcap ``out`` (needs root or
-    CAP_NET_RAW); returns (packets, bytes). scapy is imported only when this is called."""
+    CAP_NET_RAW); returns (packets, bytes). With ``rotate_seconds`` or ``rotate_bytes``, ``out`` is
+    a directory that receives one complete file after another, each renamed into view once closed.
+    scapy is imported only when this is called."""
     from ._scapy_io import record_live as record
 
-    return record(out, ports, iface=iface, duration=duration, count=count)
+    return record(out, ports, iface=iface, duration=duration, count=count, rotate_seconds=rotate_seconds,
+                  rotate_bytes=rotate_bytes)
 
 __all__ = [
     "ARROWS",

@@ -12,6 +12,7 @@ captures loopback traffic with ``AsyncSniffer`` and writes it with ``PcapWriter`
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import struct
 import time
@@ -22,7 +23,7 @@ from typing import Any
 
 from .records import MAX_RECORD_LENGTH, CaptureFileError, CountingReader, Record
 
-__all__ = ["pcapng_records", "record_live"]
+__all__ = ["RotatingPcapFiles", "pcapng_records", "record_live"]
 
 _RECEIVE_BUFFER = 64 * 1024 * 1024
 
@@ -140,22 +141,112 @@ def _whole_frame_socket(iface: str) -> Any:
     return sock
 
 
+class RotatingPcapFiles:
+    """pcap files in a directory, one after another, each closed after ``seconds`` or ``size`` bytes.
+
+    A file is written under a name that starts with ``.`` and renamed to its final name
+    (``<prefix>-<UTC time>-<n>.pcap``) once it is complete, so a reader that skips dot-files (Spark's
+    file source: ``mqctl analyze --follow``) only ever sees whole files. Names are never reused: a
+    name that exists already is skipped. :meth:`write` and :meth:`tick` may be called from
+    different threads.
+    """
+
+    def __init__(self, directory: str | Path, *, seconds: float | None = None, size: int | None = None,
+                 prefix: str = "capture", snaplen: int = 262144,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        import threading
+
+        self.directory = Path(directory)
+        self.seconds = seconds
+        self.size = size
+        self.prefix = prefix
+        self.snaplen = snaplen
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.writer: Any = None
+        self.part: Path | None = None
+        self.final: Path | None = None
+        self.opened = 0.0
+        self.bytes = 0
+        self.number = 0
+        #: the complete files, in order
+        self.done: list[Path] = []
+
+    def _open(self) -> None:
+        from scapy.utils import PcapWriter
+
+        while True:
+            self.number += 1
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+            final = self.directory / f"{self.prefix}-{stamp}-{self.number:04d}.pcap"
+            if not final.exists() and not (self.directory / f".{final.name}").exists():
+                break
+        self.final = final
+        self.part = self.directory / f".{final.name}"
+        self.writer = PcapWriter(str(self.part), sync=True, snaplen=self.snaplen)
+        self.opened = self.clock()
+        self.bytes = 0
+
+    def _due(self) -> bool:
+        return self.writer is not None and self.bytes > 0 and (
+            (self.seconds is not None and self.clock() - self.opened >= self.seconds)
+            or (self.size is not None and self.bytes >= self.size))
+
+    def _rotate(self) -> None:
+        writer, part, final = self.writer, self.part, self.final
+        self.writer = None
+        if writer is None or part is None or final is None:
+            return
+        writer.close()
+        if self.bytes:
+            os.replace(part, final)
+            self.done.append(final)
+        else:
+            part.unlink(missing_ok=True)
+
+    def write(self, pkt: Any) -> None:
+        with self.lock:
+            if self._due():
+                self._rotate()
+            if self.writer is None:
+                self._open()
+            self.writer.write(pkt)
+            self.bytes += len(pkt)
+
+    def tick(self) -> None:
+        """Close the current file if it is due, even while no packet comes."""
+        with self.lock:
+            if self._due():
+                self._rotate()
+
+    def close(self) -> None:
+        with self.lock:
+            self._rotate()
+
+
 def record_live(out: str | Path, ports: Iterable[int], *, iface: str = "lo", duration: float | None = None,
                 count: int | None = None, on_packet: Callable[[int, int], None] | None = None,
-                stop: Callable[[], bool] | None = None) -> tuple[int, int]:
+                stop: Callable[[], bool] | None = None, rotate_seconds: float | None = None,
+                rotate_bytes: int | None = None) -> tuple[int, int]:
     """Capture TCP traffic to or from ``ports`` on ``iface`` into the pcap file ``out``.
 
     Runs until ``duration`` seconds have passed, ``count`` packets were written, or ``stop()``
     returns true (checked ten times a second); Ctrl-C also ends it cleanly. Returns
     ``(packets written, bytes written)``. ``on_packet(packets, bytes)`` is called after each
-    packet. Needs the rights to open a packet socket (root, or CAP_NET_RAW).
+    packet. Needs the rights to open a packet socket (root, or CAP_NET_RAW). With
+    ``rotate_seconds`` or ``rotate_bytes``, ``out`` is a directory that receives one file after
+    another (:class:`RotatingPcapFiles`).
     """
     from scapy.layers.inet import TCP
     from scapy.sendrecv import AsyncSniffer
     from scapy.utils import PcapWriter
 
     wanted = frozenset(int(p) for p in ports)
-    writer = PcapWriter(str(out), sync=True, snaplen=262144)
+    writer: Any
+    if rotate_seconds is not None or rotate_bytes is not None:
+        writer = RotatingPcapFiles(out, seconds=rotate_seconds, size=rotate_bytes)
+    else:
+        writer = PcapWriter(str(out), sync=True, snaplen=262144)
     counts = [0, 0]
 
     def keep(pkt: Any) -> bool:
@@ -187,6 +278,8 @@ def record_live(out: str | Path, ports: Iterable[int], *, iface: str = "lo", dur
                 break
             if not sniffer.running:
                 break
+            if isinstance(writer, RotatingPcapFiles):
+                writer.tick()
     except KeyboardInterrupt:
         pass
     finally:
