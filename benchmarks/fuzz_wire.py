@@ -19,7 +19,9 @@ files and epoch files encoded here; and, since the captures carry fewer than hal
 codes, a header with every field for every typed request and response header class, and a body
 with every property for every registered body class; and SQL92 subscriptions, compiled as the
 broker compiles a consumer's and matched against properties with hostile numbers in them (a
-``SelectorError`` counts as the refusal). The smallest seed of each request code is always kept.
+``SelectorError`` counts as the refusal); and the 4.x HA sessions of :mod:`wire.ha.session`
+(the master's reading a slave's reports, the slave's reading transfers into its bounded buffer),
+fed in reads of varying size. The smallest seed of each request code is always kept.
 Each input is one seed put through one to three mutations:
 
 * ``bitflip`` / ``bytes``: flipped bits, bytes set to 0x00, 0x7F, 0x80, 0xFF;
@@ -224,6 +226,54 @@ def _sql92(_ctx: Any, data: bytes) -> object:
     return selector.matches(_SELECTOR_PROPS)
 
 
+def _pieces(data: bytes) -> Iterator[bytes]:
+    """``data`` in reads of 1 to 4,099 bytes, sized by the data itself (reproducible): frames
+    arrive whole, split, and several to a read, as from a socket."""
+    pos = 0
+    while pos < len(data):
+        size = 1 + (data[pos] * 16 + len(data) - pos) % 4099
+        yield data[pos:pos + size]
+        pos += size
+
+
+def _ha_master_session(_ctx: Any, data: bytes) -> object:
+    """A 4.x master's session reading a slave's bytes (the broker's HA port, open to any client)."""
+    from wire.ha.session import V4MasterSession
+
+    session = V4MasterSession(now_ms=0)
+    master_max = 1 << 40
+    for now, piece in enumerate(_pieces(data)):
+        session.receive_data(piece, now_ms=now, master_max_offset=master_max)
+        if session.requested and not session.started:
+            session.start(master_max)
+        if session.started and session.next_transfer < master_max:
+            session.next_header(min(4096, master_max - session.next_transfer))
+    return session.reports
+
+
+def _ha_slave_session(_ctx: Any, data: bytes) -> object:
+    """A 4.x slave's session reading what its master sends, into its bounded buffer."""
+    from wire.ha.session import V4SlaveSession
+
+    session = V4SlaveSession(buffer_size=64 * 1024, now_ms=0)
+    session.connected(0, 0)
+    local = 0
+    for now, piece in enumerate(_pieces(data)):
+        while piece:
+            view = session.recv_buffer()
+            n = min(len(view), len(piece))
+            if n == 0:
+                raise DecodeError("the slave's buffer is full of one unfinished frame")
+            view[:n] = piece[:n]
+            piece = piece[n:]
+            for offset, body in session.received(n, now):
+                session.check(offset, local)
+                if body:
+                    local = offset + len(body)
+                session.report(local, now)
+    return session.transfers
+
+
 def _commitlog(_ctx: Any, data: bytes) -> object:
     items = list(scan_commitlog(data, verify_crc=True))
     last = items[-1][1] if items else None
@@ -256,6 +306,8 @@ DECODERS: dict[str, Decoder] = {
     "ha.stream": _ha_stream,
     "ha.frame": _ha_frame,
     "ha.epoch": lambda _c, d: decode_epoch_file(d),
+    "ha.session.master": _ha_master_session,
+    "ha.session.slave": _ha_slave_session,
     "capture.pcap": _capture(".pcap"),
     "capture.pcapng": _capture(".pcapng"),
     "sql92": _sql92,
@@ -419,6 +471,9 @@ def _capture_seeds(seeds: Seeds) -> None:
             for (_conv, direction, variant), buf in streams.items():
                 d = HADirection.SLAVE_TO_MASTER if direction == 0 else HADirection.MASTER_TO_SLAVE
                 seeds.add("ha.stream", (HAProtocol(variant), d), bytes(buf), source)
+                if HAProtocol(variant) is HAProtocol.V4:
+                    seeds.add("ha.session.master" if direction == 0 else "ha.session.slave", None,
+                              bytes(buf), source)
 
 
 _HA_FRAME_DECODERS = {
@@ -521,6 +576,11 @@ def _made_seeds(seeds: Seeds) -> None:
     seeds.add("store.index", None, encode_index_header(IndexHeader(1, 2, 3, 4, 5, 6))
               + encode_index_entry(IndexEntry(7, 8, 9, 10)), src)
     seeds.add("ha.epoch", None, b"1/0\n2/1024\n3/4096\n", src)
+    from wire.ha.session import pack_report, pack_transfer_header
+
+    seeds.add("ha.session.master", None, b"".join(pack_report(o) for o in (0, 0, 4096, 8192, 8192)), src)
+    seeds.add("ha.session.slave", None, pack_transfer_header(0, 0) + pack_transfer_header(0, 40) + b"r" * 40
+              + pack_transfer_header(40, 0) + pack_transfer_header(40, 8) + b"s" * 8, src)
     seeds.add("fastjson", None, b"{0:\"127.0.0.1:10911\",1:'x',{\"a\":1}:[1.5,2E7,-0.0,true,null]}", src)
     for selector in _SELECTORS:
         seeds.add("sql92", None, selector.encode(), src)
