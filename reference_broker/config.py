@@ -69,13 +69,30 @@ SERVER_EXTRA = {"serverMaxBufferedBytes": str(128 * 1024 * 1024), "serverFrameRe
                 # the address to listen on (NettyServerConfig.bindAddress of 5.x); empty: 127.0.0.1
                 "bindAddress": ""}
 
+#: 5.0.0 controller-mode keys (BrokerConfig, MessageStoreConfig) with Java's defaults, except
+#: ``storePathEpochFile``: empty means ``<storePathRootDir>/epochFileCheckpoint`` (Java's default,
+#: ``~/store/epochFileCheckpoint``, is shared by every broker of a machine)
+CONTROLLER_MODE_KEYS = {"enableControllerMode": "false", "controllerAddr": "",
+                        "syncBrokerMetadataPeriod": "5000",
+                        "checkSyncStateSetPeriod": "5000", "syncControllerMetadataPeriod": "10000",
+                        "brokerHeartbeatInterval": "1000", "sendHeartbeatTimeoutMillis": "1000",
+                        "storePathEpochFile": "", "allAckInSyncStateSet": "false",
+                        "haMaxTimeSlaveNotCatchup": "15000", "syncFromLastFile": "false",
+                        "asyncLearner": "false",
+                        "inSyncReplicas": "1", "minInSyncReplicas": "1", "totalReplicas": "1"}
+
 #: keys a 4.9.8 broker knows whose Java default is null: GET_BROKER_CONFIG leaves them out until set
 NULL_DEFAULT_KEYS = frozenset({"haMasterAddress"})
 
 #: keys of the reference name server beyond NamesrvConfig 4.9.8 (5.x has the first one)
 NAMESRV_EXTRA = {"scanNotActiveBrokerInterval": "10000", "brokerChannelExpiredTime": "120000",
                  # plain ACL on the name server's state-changing requests (ours; see docs/servers.md)
-                 "aclEnable": "false", **SERVER_EXTRA}
+                 "aclEnable": "false",
+                 # 5.0.0: the controller in the name server's process, and its ControllerConfig keys
+                 "enableControllerInNamesrv": "false", "controllerDLegerGroup": "group1",
+                 "controllerDLegerPeers": "n0-127.0.0.1:9878", "controllerDLegerSelfId": "n0",
+                 "controllerStorePath": "",
+                 "enableElectUncleanMaster": "false", "notifyBrokerRoleChanged": "true", **SERVER_EXTRA}
 
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 
@@ -229,7 +246,7 @@ class BrokerConfig(_Config):
 
     def __init__(self, items: Iterable[tuple[str, str, int]] = (), source: str = "<defaults>",
                  overrides: Mapping[str, str] | None = None) -> None:
-        super().__init__({**BROKER_DEFAULTS, **SERVER_EXTRA}, source)
+        super().__init__({**BROKER_DEFAULTS, **SERVER_EXTRA, **CONTROLLER_MODE_KEYS}, source)
         self._apply(items, source)
         if overrides:
             self._apply(((k, v, 0) for k, v in overrides.items()), "command line")
@@ -269,7 +286,9 @@ class BrokerConfig(_Config):
             v["namesrvAddr"] = os.environ.get("NAMESRV_ADDR", "")
         if not v.get("rocketmqHome"):
             v["rocketmqHome"] = os.environ.get("ROCKETMQ_HOME", "")
-        if self.broker_role == "SLAVE" and self.broker_id == 0:
+        if not v.get("storePathEpochFile"):
+            v["storePathEpochFile"] = str(Path(v["storePathRootDir"]) / "epochFileCheckpoint")
+        if self.broker_role == "SLAVE" and self.broker_id == 0 and not self.bool("enableControllerMode"):
             raise ConfigError(f"{self.source}: brokerRole=SLAVE needs brokerId > 0")
 
     # typed views ------------------------------------------------------------------

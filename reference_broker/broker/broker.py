@@ -24,6 +24,12 @@ Stop: periodic work ends, the listener and every client connection close (parked
 them), delayed delivery stops, the offsets are persisted, the store shuts down, and
 UNREGISTER_BROKER goes to each name server.
 
+**Controller mode** (``enableControllerMode=true``, 5.x): the broker starts isolated, without
+registering, and its :class:`~reference_broker.ha.replicas.ReplicasManager` asks the controller for
+a role; the HA side is AutoSwitch (:mod:`reference_broker.ha.autoswitch`, with the epoch file).
+Each role change (:meth:`Broker.controller_role_changed`) sets ``brokerId`` and ``brokerRole``,
+the store's role, delayed delivery and the slave's table copy, and registers at once.
+
 Requests are dispatched by code through :data:`reference_broker.broker.processors.HANDLERS`;
 each handler takes ``(broker, connection, request)`` and returns the response, ``None``, or an
 awaitable of either (:mod:`wire.aio` runs awaitables as tasks). An unknown code gets
@@ -51,6 +57,9 @@ from ..acl import BROKER_ADMIN_CODES, AclConfigError, AclGuard
 from ..bodies import preparer, request_body
 from ..config import BrokerConfig
 from ..ha import HAClient, HAConfig, HAService, SlaveSynchronize
+from ..ha.autoswitch import AutoSwitchHAService, ControllerModeConfig
+from ..ha.epochfile import EpochFile, EpochFileError
+from ..ha.replicas import ReplicasManager
 from ..ha.sync import SYNC_INITIAL_DELAY_S, SYNC_PERIOD_S
 from ..periodic import every
 from ..runtime import ServiceError
@@ -126,6 +135,12 @@ class Broker:
         self.ha: HAService | None = None
         self.ha_client: HAClient | None = None
         self.slave_sync: SlaveSynchronize | None = None
+        #: controller mode (5.x): AutoSwitch replication and the controller client
+        self.controller_mode = config.bool("enableControllerMode")
+        self.autoswitch: AutoSwitchHAService | None = None
+        self.replicas: ReplicasManager | None = None
+        #: ``isIsolated``: a controller-mode broker registers nowhere until it has a role
+        self.isolated = self.controller_mode
         self.refresh_settings()
 
     def refresh_settings(self) -> None:
@@ -169,7 +184,10 @@ class Broker:
     @property
     def ha_server_addr(self) -> str:
         """``brokerIP2:haListenPort``, the port actually bound: what slaves are told to dial."""
-        port = self.ha.port if self.ha is not None else self.config.ha_listen_port
+        if self.autoswitch is not None:
+            port = self.autoswitch.port
+        else:
+            port = self.ha.port if self.ha is not None else self.config.ha_listen_port
         return f"{self.config.get('brokerIP2')}:{port}"
 
     @property
@@ -263,7 +281,7 @@ class Broker:
                     await server.close()
             self._server = self._vip_server = None
             raise
-        if self.config.is_master:
+        if self.config.is_master and not self.controller_mode:
             self.schedule.start(self._store, self._store.put_message)
             self.transactions.start()
         self._running = True
@@ -274,14 +292,15 @@ class Broker:
             self.address,
             ";".join(self.config.namesrv_addrs) or "none",
         )
-        try:
-            await self.register_all(check_order=True)
-        except Exception:  # registration never stops the broker (a name server may come later)
-            log.exception("registerBrokerAll failed")
+        if not self.isolated:
+            try:
+                await self.register_all(check_order=True)
+            except Exception:  # registration never stops the broker (a name server may come later)
+                log.exception("registerBrokerAll failed")
         period = max(10_000, min(self.config.register_period_ms, 60_000)) / 1000.0
-        self._every(REGISTER_INITIAL_DELAY_S, period,
-                    lambda: self.register_all(check_order=True, force=self.config.bool("forceRegister")),
-                    "registerBrokerAll")
+        self._every(REGISTER_INITIAL_DELAY_S, period, self._register_periodically, "registerBrokerAll")
+        if self.replicas is not None:
+            self.replicas.start()
         self._every(10.0, self.config.int("flushConsumerOffsetInterval") / 1000.0, self._persist_offsets,
                     "persisting the consumer offsets")
         self._every(10.0, self.config.int("flushDelayOffsetInterval") / 1000.0, self._persist_delay,
@@ -292,11 +311,18 @@ class Broker:
             self._every(SYNC_INITIAL_DELAY_S, SYNC_PERIOD_S, self.slave_sync.sync_all,
                         "copying the master's tables")
 
+    async def _register_periodically(self) -> None:
+        if not self.isolated:
+            await self.register_all(check_order=True, force=self.config.bool("forceRegister"))
+
     async def _start_ha(self) -> None:
         """The HA listener on listenPort + 1 (``BrokerStartup`` sets haListenPort so, whatever the
         file says; an ephemeral listen port gets an ephemeral HA port), and on a slave the client
         and the table copy."""
         assert self._store is not None
+        if self.controller_mode:
+            await self._start_autoswitch()
+            return
         self.ha = HAService(self._store, self.ha_config)
         port = self.port + 1 if self._port_arg else 0
         try:
@@ -309,7 +335,59 @@ class Broker:
             await self.ha_client.start()
             self.slave_sync = SlaveSynchronize(self)
 
+    async def _start_autoswitch(self) -> None:
+        assert self._store is not None
+        epochs = EpochFile(self.config.get("storePathEpochFile"))
+        try:
+            epochs.load()
+        except EpochFileError as exc:
+            raise ServiceError(f"the epoch file cannot be read: {exc}") from exc
+        self.autoswitch = AutoSwitchHAService(self._store, self.ha_config,
+                                              ControllerModeConfig.from_broker_config(self.config),
+                                              self.address, epochs)
+        port = self.port + 1 if self._port_arg else 0
+        try:
+            await self.autoswitch.start(self.host, port)
+        except OSError as exc:
+            self.autoswitch = None
+            raise ServiceError(f"the HA port {port} is not available: {exc}") from exc
+        # a controller-mode broker is a slave until the controller says otherwise
+        self._set_role("SLAVE", self.config.broker_id)
+        self.slave_sync = SlaveSynchronize(self)
+        self.replicas = ReplicasManager(self, self.autoswitch)
+
+    def _set_role(self, role: str, broker_id: int) -> None:
+        self.config.values["brokerRole"] = role
+        self.config.values["brokerId"] = str(broker_id)
+        if self._store is not None:
+            self._store.set_broker_role(role)
+
+    async def controller_role_changed(self, *, master: bool, broker_id: int, master_addr: str | None) -> None:
+        """The controller changed this broker's role (``ReplicasManager.changeToMaster/Slave``)."""
+        assert self._store is not None
+        self._set_role("SYNC_MASTER" if master else "SLAVE", broker_id)
+        if master:
+            if not self.schedule.running:
+                self.schedule.start(self._store, self._store.put_message)
+        else:
+            await self.schedule.stop()
+        if self.slave_sync is not None:
+            self.slave_sync.master_addr = master_addr
+        self.master_addr = master_addr
+        self.isolated = False
+        if self._running:
+            try:
+                await self.register_all(check_order=True)
+            except Exception:
+                log.exception("registerBrokerAll after a role change failed")
+            if self.slave_sync is not None and master_addr:
+                self.spawn(self.slave_sync.sync_all())
+
     async def _stop_ha(self) -> None:
+        if self.replicas is not None:
+            await self.replicas.stop()
+        if self.autoswitch is not None:
+            await self.autoswitch.stop()
         if self.ha_client is not None:
             await self.ha_client.stop()
         if self.ha is not None:
@@ -436,9 +514,12 @@ class Broker:
                 self.master_ha_addr = first.ha_server_addr
                 if self.ha_client is not None:
                     self.ha_client.update_master_address(first.ha_server_addr)
-            self.master_addr = first.master_addr
-            if self.slave_sync is not None:
-                self.slave_sync.master_addr = first.master_addr
+                if self.autoswitch is not None and self.autoswitch.role == "slave":
+                    self.autoswitch.update_ha_master_address(first.ha_server_addr)
+            if not self.controller_mode:   # in controller mode the controller names the master
+                self.master_addr = first.master_addr
+                if self.slave_sync is not None:
+                    self.slave_sync.master_addr = first.master_addr
             if check_order:
                 self.topics.update_order_topic_config(first.kv_table)
 

@@ -38,6 +38,7 @@ import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
@@ -423,6 +424,17 @@ class MessageStore:
         if self._state != "running":
             return False
         return self.dispatcher.reput(max_records)
+
+    def set_broker_role(self, role: str) -> None:
+        """Change ``brokerRole`` while running (controller mode: the controller decides the role,
+        and a broker changes it without a restart): a SLAVE refuses puts, a SYNC_MASTER awaits its
+        replica waiter."""
+        config = replace(self.config, broker_role=role)
+        self.config = self.files.config = config
+        for room in (self.dispatcher, self.flusher, self.puts, self.reads, self.recovery, self.cleaner):
+            room.config = config
+        self.puts._is_slave = config.is_slave
+        self.puts._sync_master = role == "SYNC_MASTER"
 
     def truncate_commitlog(self, offset: int) -> None:
         """Cut the CommitLog at ``offset`` (a record boundary) with the queue units and index

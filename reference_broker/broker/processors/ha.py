@@ -25,6 +25,8 @@ __all__ = ["HANDLERS", "ha_runtime_info"]
 
 
 def ha_runtime_info(broker: Broker) -> HARuntimeInfo:
+    if broker.autoswitch is not None:
+        return broker.autoswitch.runtime_info()
     if broker.ha_client is not None:
         return HARuntimeInfo(master=False, ha_client_runtime_info=broker.ha_client.runtime_info())
     if broker.ha is not None:
