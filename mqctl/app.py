@@ -39,6 +39,8 @@ SUBAPPS: list[tuple[str, str, str, str]] = [
     ("message", "app", "message", "Send, query and consume messages."),
     ("namesrv", "app", "namesrv", "Run a reference name server; query and configure name servers."),
     ("ha", "app", "ha", "Master/slave replication status."),
+    ("controller", "app", "controller", "Run a reference controller (5.x controller mode); SyncStateSets, "
+     "elections, epochs."),
     ("store", "app", "store", "Read a broker's store directory offline."),
     ("pcap", "app", "pcap", "Decode and summarise captures of RocketMQ traffic; record new ones."),
     ("acl", "app", "acl", "A broker's plain ACL: accounts, white addresses, versions."),

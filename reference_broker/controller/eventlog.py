@@ -18,12 +18,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..runtime import ServiceError
+
 __all__ = ["EventLog", "EventLogError"]
 
 log = logging.getLogger("reference_broker.controller")
 
 
-class EventLogError(ValueError):
+class EventLogError(ServiceError):
     """The event log cannot be read; the message says where."""
 
 

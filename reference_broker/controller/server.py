@@ -89,8 +89,28 @@ class ControllerConfig:
         "isProcessReadEvent": "false",
     }
 
-    def __init__(self, values: Mapping[str, str] | None = None) -> None:
-        self.values = {**self.DEFAULTS, **(values or {})}
+    def __init__(self, values: Mapping[str, str] | None = None, *,
+                 overrides: Mapping[str, str] | None = None) -> None:
+        self.values = {**self.DEFAULTS, **(values or {}), **(overrides or {})}
+        #: the keys a file or an override gave, and the ones this controller does not know
+        self.given = set(values or {}) | set(overrides or {})
+        self.unknown = [f"unknown key {k!r} (kept, not used)" for k in sorted(self.given)
+                        if k not in self.DEFAULTS and k not in ("listenPort", "bindAddress")]
+
+    @classmethod
+    def load(cls, path: str | Path, overrides: Mapping[str, str] | None = None) -> ControllerConfig:
+        """A ``controller.properties`` file (RocketMQ's format); ConfigError names file:line."""
+        from reference_broker.config import load_properties
+
+        return cls({k: v for k, v, _ in load_properties(path)}, overrides=overrides)
+
+    @property
+    def listen_port(self) -> int:
+        """The peer address's port of this node (``listenPort`` when given)."""
+        if self.get("listenPort"):
+            return int(self.get("listenPort"))
+        addr = self.self_address
+        return int(addr.rpartition(":")[2]) if addr else 9878
 
     def get(self, key: str) -> str:
         return self.values.get(key, "")

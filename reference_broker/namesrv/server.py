@@ -10,6 +10,10 @@ starts
 * the idle-connection check (Netty's ``IdleStateHandler`` in ``NettyRemotingServer``): a
   connection with no request for ``serverChannelMaxIdleTimeSeconds`` is closed.
 
+With ``enableControllerInNamesrv=true`` (5.0.0) the process also runs a controller
+(:class:`reference_broker.controller.Controller`) on the address ``controllerDLegerPeers`` gives
+``controllerDLegerSelfId`` (one node), with its event log under ``controllerStorePath``.
+
 A connection that closes, for whatever reason, drops the broker that registered over it at
 once (``BrokerHousekeepingService``). A malformed frame closes only its own connection
 (:mod:`wire.aio`). Name servers never talk to each other: brokers register with each of them.
@@ -22,7 +26,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reference_broker.config import NamesrvConfig
 from reference_broker.periodic import every, log_failure
@@ -35,6 +39,9 @@ from ..bodies import preparer
 from .kvconfig import KVConfigError, KVConfigManager
 from .processor import BODIES, NamesrvContext, process
 from .routeinfo import RouteInfoManager, now_ms
+
+if TYPE_CHECKING:
+    from ..controller import Controller
 
 __all__ = ["NameServer"]
 
@@ -61,6 +68,8 @@ class NameServer:
                                       KVConfigManager(config.kv_config_path), config_store_path=store)
         self._server: RemotingServer | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        #: the embedded controller (``enableControllerInNamesrv``)
+        self.controller: Controller | None = None
         #: plain ACL (``aclEnable=true``, ours): the requests that change the name server's state,
         #: other than a broker's registration, need an admin account's signature
         self.acl: AclGuard | None = None
@@ -107,6 +116,12 @@ class NameServer:
                                           max_buffered=self.config.max_buffered_bytes,
                                           frame_timeout=self.config.frame_read_timeout_s)
         self._port = self._server.port
+        if self.config.bool("enableControllerInNamesrv"):
+            try:
+                self.controller = await self._start_controller()
+            except BaseException:
+                await self._server.close()
+                raise
         loop = asyncio.get_running_loop()
         scan = every(max(self.config.scan_interval_ms, 1) / 1000, self._scan_brokers, "scanning brokers", log)
         self._tasks = [loop.create_task(scan), loop.create_task(self._close_idle())]
@@ -120,11 +135,40 @@ class NameServer:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self.controller is not None:
+            await self.controller.stop()
         if self._server is not None:
             await self._server.close()
             log.info("name server on %s stopped", self.address)
         if self.acl is not None:
             await self.acl.stop()
+
+    async def _start_controller(self) -> Controller:
+        from pathlib import Path
+
+        from ..controller import Controller, ControllerConfig, EventLogError
+
+        keys = ("controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId",
+                "scanNotActiveBrokerInterval", "enableElectUncleanMaster", "notifyBrokerRoleChanged")
+        cfg = ControllerConfig({k: self.config.get(k) for k in keys})
+        if self.config.get("scanNotActiveBrokerInterval") == "10000" and \
+                "scanNotActiveBrokerInterval" not in self.config.given:
+            cfg.values["scanNotActiveBrokerInterval"] = "5000"  # the two configs' own defaults differ
+        store = self.config.get("controllerStorePath") or str(Path.home() / "DledgerController")
+        addr = cfg.self_address
+        if addr is None:
+            raise ServiceError("enableControllerInNamesrv: controllerDLegerPeers has no address for "
+                               f"controllerDLegerSelfId {cfg.get('controllerDLegerSelfId')!r}")
+        host, _, port = addr.rpartition(":")
+        try:
+            ctl = Controller(cfg, host=host or self.host, port=int(port), store_path=store)
+            await ctl.start()
+        except EventLogError as exc:
+            raise ServiceError(f"the controller's event log cannot be read: {exc}") from None
+        except OSError as exc:
+            raise ServiceError(f"the controller cannot listen on {addr}: {exc}") from None
+        log.info("The ControllerManager boot success on %s", ctl.address)
+        return ctl
 
     async def __aenter__(self) -> NameServer:
         return await self.start()

@@ -241,3 +241,20 @@ async def test_state_survives_a_restart(tmp_path: Path) -> None:
     log_path.write_bytes(b'{"type":"ELECT_MASTER"}\nnot json\n')
     with pytest.raises(EventLogError, match=r"events.log:2"):
         await Controller(port=0, store_path=tmp_path).start()
+
+
+@aio
+async def test_embedded_in_the_name_server(tmp_path: Path) -> None:
+    from reference_broker.config import NamesrvConfig
+    from reference_broker.namesrv import NameServer
+
+    cfg = NamesrvConfig(overrides={"kvConfigPath": str(tmp_path / "kv.json"), "enableControllerInNamesrv": "true",
+                                   "controllerDLegerPeers": "n0-127.0.0.1:0",
+                                   "controllerStorePath": str(tmp_path / "ctl")})
+    async with NameServer(cfg, host="127.0.0.1", port=0) as ns:
+        assert ns.controller is not None and ns.controller.port != ns.port
+        async with await connect("127.0.0.1", ns.controller.port) as c:
+            meta = await c.request(RemotingCommand(code=RequestCode.CONTROLLER_GET_METADATA_INFO))
+            assert meta.ext_fields["controllerLeaderAddress"] == ns.controller.address
+            assert (await _register(c, "127.0.0.1:1001")).code == 0
+    assert (tmp_path / "ctl" / "events.log").exists()
