@@ -10,8 +10,8 @@ without a restart:
 
 * :meth:`~AutoSwitchHAService.change_to_master` (refused when the new epoch is below the last
   one): the slave client stops, connections close, what was replicated is dispatched, the epoch
-  file gets ``(epoch, CommitLog end)`` (later epochs dropped first), and the SyncStateSet is just
-  this broker, so the confirm offset is the CommitLog end.
+  file gets ``(epoch, CommitLog end)`` (later epochs dropped first); the SyncStateSet comes from
+  the controller's answer (:meth:`~AutoSwitchHAService.set_sync_state_set`).
 * :meth:`~AutoSwitchHAService.change_to_slave`: connections close and an :class:`AutoSwitchClient`
   follows the new master once its HA address is known (the name server tells it, as for 4.x).
 
@@ -606,7 +606,7 @@ class AutoSwitchHAService:
             cache.append(epoch, start)
         self.epochs.save()
         self.role = "master"
-        self.set_sync_state_set({self.local_address})
+        self._recompute_confirm()
         if self.mode.all_ack_in_sync_state_set:
             self.store.replica_waiter = self.wait_for_replicas
         log.info("change ha to master success, newMasterEpoch %d, startOffset %d", epoch, start)
