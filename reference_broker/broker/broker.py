@@ -355,6 +355,12 @@ class Broker:
         self._set_role("SLAVE", self.config.broker_id)
         self.slave_sync = SlaveSynchronize(self)
         self.replicas = ReplicasManager(self, self.autoswitch)
+        self.autoswitch.on_confirm = self._confirm_moved
+
+    def _confirm_moved(self) -> None:
+        """The confirm offset moved: parked pulls may now see messages they could not."""
+        for topic, queue_id in list(self.holds.parked):
+            self.holds.wake(topic, queue_id)
 
     def _set_role(self, role: str, broker_id: int) -> None:
         self.config.values["brokerRole"] = role

@@ -435,7 +435,10 @@ class AutoSwitchClient:
             if item.data:
                 store.append_replica(item.header.phy_offset, item.data, dispatch=False)
                 got += len(item.data)
-            service.confirm = session.appended(item, store.commitlog_max_offset())
+            confirm = session.appended(item, store.commitlog_max_offset())
+            if confirm != service.confirm:
+                service.confirm = confirm
+                service.confirm_moved()
         return got
 
     async def _truncate(self, t: TruncateTo) -> None:
@@ -500,6 +503,8 @@ class AutoSwitchHAService:
         self.rejected = 0
         #: slave -> the last time it held everything this master had
         self.caught_up_ms: dict[str, int] = {}
+        #: called when the confirm offset moved (parked pulls may now see more)
+        self.on_confirm: Callable[[], None] | None = None
         #: called with a proposed SyncStateSet (expand or shrink); the controller decides
         self.on_sync_state_set: Callable[[set[str]], None] | None = None
         self.waiters: OffsetWaiters[PutStatus] = OffsetWaiters(PutStatus.PUT_OK,
@@ -511,6 +516,8 @@ class AutoSwitchHAService:
     # ------------------------------------------------------------------ life cycle
     async def start(self, host: str, port: int) -> int:
         self._listener = _sock.listen(host, port)
+        # consumers never read past the confirm offset (Java's reput stops there)
+        self.store.read_limit = self.readable_end
         self._port = int(self._listener.getsockname()[1])
         self.store.add_append_listener(self._appended)
         self._tasks = [asyncio.create_task(self._accept(), name="ha5-accept"),
@@ -535,7 +542,16 @@ class AutoSwitchHAService:
         self.store.remove_append_listener(self._appended)
         if self.store.replica_waiter == self.wait_for_replicas:
             self.store.replica_waiter = None
+        if self.store.read_limit == self.readable_end:
+            self.store.read_limit = None
         self.waiters.close(PutStatus.FLUSH_SLAVE_TIMEOUT)
+
+    def readable_end(self) -> int:
+        """Where consumers must stop: the confirm offset (before any role, everything the store
+        recovered)."""
+        if self.role == "none":
+            return self.store.commitlog_max_offset()
+        return self.confirm_offset
 
     @property
     def port(self) -> int:
@@ -652,8 +668,15 @@ class AutoSwitchHAService:
         for c in self.connections:
             if c.session.slave in self.sync_state_set:
                 confirm = min(confirm, c.session.ack_offset)
+        moved = confirm > self._master_confirm
         self._master_confirm = confirm
         self.waiters.advance(0, self.confirm_offset)
+        if moved:
+            self.confirm_moved()
+
+    def confirm_moved(self) -> None:
+        if self.on_confirm is not None:
+            self.on_confirm()
 
     def _appended(self, end: int) -> None:
         for c in self.connections:

@@ -19,6 +19,7 @@ from collections.abc import Set as AbstractSet
 
 from . import _codec
 from ._codec import StoredMessage
+from .consume_queue import ConsumeQueue
 from .expiry import disk_used_ratio
 from .files import Room, StoreFiles
 from .stats import StoreStats, human_readable_bytes, java_double
@@ -50,6 +51,9 @@ class Reads(Room):
         super().__init__(files)
         config = files.config
         self.stats = stats
+        #: controller mode: records that end past this CommitLog offset (the confirm offset) are
+        #: not served yet, as Java's reput stops there (None: everything dispatched is served)
+        self.read_limit: Callable[[], int] | None = None
         #: the share of the CommitLog a reader may lag behind and still be read "in memory"
         self._memory = int(_total_memory() * config.access_message_in_memory_max_ratio / 100.0)
 
@@ -85,13 +89,14 @@ class Reads(Room):
         queue_offsets: list[int] = []
         suggest = False
         max_py = self.commitlog.max_offset
+        limit = self.read_limit() if self.read_limit is not None else None
         cq = self.queues.find(topic, queue_id)
         if cq is None:
             status = GetStatus.NO_MATCHED_LOGIC_QUEUE
             next_begin = self._next_offset_correction(offset, 0)
         else:
             min_offset = cq.min_offset
-            max_offset = cq.max_offset
+            max_offset = cq.max_offset if limit is None else self._visible_max(cq, limit)
             if max_offset == 0:
                 status = GetStatus.NO_MESSAGE_IN_QUEUE
                 next_begin = self._next_offset_correction(offset, 0)
@@ -119,6 +124,8 @@ class Reads(Room):
                     i = 0
                     memory = self._memory
                     for py, size, tags in itertools.chain((head,), units):
+                        if limit is not None and py + size > limit:
+                            break
                         max_phy_pulling = py
                         if next_file_start is not None and py < next_file_start:
                             i += 1
@@ -159,7 +166,20 @@ class Reads(Room):
     # ------------------------------------------------------------------ queue offsets and times
     def max_offset(self, topic: str, queue_id: int) -> int:
         cq = self.queues.find(topic, queue_id)
-        return cq.max_offset if cq is not None else 0
+        if cq is None:
+            return 0
+        return cq.max_offset if self.read_limit is None else self._visible_max(cq, self.read_limit())
+
+    @staticmethod
+    def _visible_max(cq: ConsumeQueue, limit: int) -> int:
+        """The queue's max offset without the units past ``limit`` (few: the unconfirmed tail)."""
+        m = cq.max_offset
+        while m > cq.min_offset:
+            u = cq.unit(m - 1)
+            if u is None or u[0] + u[1] <= limit:
+                break
+            m -= 1
+        return m
 
     def min_offset(self, topic: str, queue_id: int) -> int:
         cq = self.queues.find(topic, queue_id)

@@ -425,6 +425,16 @@ class MessageStore:
             return False
         return self.dispatcher.reput(max_records)
 
+    @property
+    def read_limit(self) -> Callable[[], int] | None:
+        """Controller mode: the confirm offset, past which no record is served to consumers (Java's
+        reput stops there); None serves everything dispatched."""
+        return self.reads.read_limit
+
+    @read_limit.setter
+    def read_limit(self, fn: Callable[[], int] | None) -> None:
+        self.reads.read_limit = fn
+
     def set_broker_role(self, role: str) -> None:
         """Change ``brokerRole`` while running (controller mode: the controller decides the role,
         and a broker changes it without a restart): a SLAVE refuses puts, a SYNC_MASTER awaits its

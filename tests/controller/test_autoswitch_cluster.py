@@ -111,8 +111,13 @@ def test_failover_and_rejoin_with_truncation(tmp_path: Path) -> None:
             # alone, and with allAckInSyncStateSet those puts are stored but time out
             assert b.autoswitch is not None and b.autoswitch.client is not None
             b.autoswitch.client.session.receive_data = lambda *args, **kwargs: []  # type: ignore[method-assign]
+            before = [a.store.max_offset("C5Topic", q) for q in range(4)]
             alone = await send(a, 3, start=20)
             assert {r.code for r in alone} == {ResponseCode.FLUSH_SLAVE_TIMEOUT}
+            # consumers never read past the confirm offset: the unconfirmed messages are not served
+            assert [a.store.max_offset("C5Topic", q) for q in range(4)] == before
+            got = a.store.get_messages("G", "C5Topic", 0, before[0], 32)
+            assert got.message_count == 0 and got.next_begin_offset == before[0]
             stale_end = a.store.commitlog_max_offset()
             assert stale_end > common
             # the master dies: the controller sees its connection close and elects b
