@@ -58,18 +58,18 @@ def call(addr: str, cmd: RemotingCommand) -> RemotingCommand:
     return asyncio.run(_request(addr, cmd))
 
 
-def sync_state(controller: str) -> dict[str, Any]:
+def sync_state(controller: str, name: str = NAME) -> dict[str, Any]:
     try:
         r = call(controller, RemotingCommand(code=RequestCode.CONTROLLER_GET_SYNC_STATE_DATA,
-                                             body=json.dumps([NAME]).encode()))
+                                             body=json.dumps([name]).encode()))
     except OSError:
         return {}
     table: dict[str, Any] = json.loads(r.body or b"{}").get("inSyncStateTable", {})
-    return table.get(NAME, {})
+    return table.get(name, {})
 
 
-def members(controller: str) -> set[str]:
-    return {m["address"] for m in sync_state(controller).get("inSyncMembers") or ()}
+def members(controller: str, name: str = NAME) -> set[str]:
+    return {m["address"] for m in sync_state(controller, name).get("inSyncMembers") or ()}
 
 
 def max_offset(addr: str) -> int:
