@@ -12,12 +12,16 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+
 from reference_broker.broker import Broker
 from reference_broker.controller import Controller, ControllerConfig
 from reference_broker.namesrv import NameServer
 from tests.broker.helpers import broker_config, client, namesrv_config, run, send_request, wait_until
+from tests.conftest import shared_path
 from tests.javakit import free_broker_port
 from wire import RemotingCommand, RequestCode, ResponseCode
+from wire.aio import connect
 from wire.bodies import HARuntimeInfo
 from wire.ha import decode_epoch_file
 
@@ -154,3 +158,61 @@ def test_failover_and_rejoin_with_truncation(tmp_path: Path) -> None:
                 await a2.stop()
 
     run(main(), 120)
+
+
+def _shape(value: object) -> object:
+    """A JSON value's structure: object keys (recursively), list element shapes, leaf types."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        shapes = []
+        for v in value:
+            s = _shape(v)
+            if s not in shapes:
+                shapes.append(s)
+        return shapes
+    return "number" if isinstance(value, (int, float)) and not isinstance(value, bool) else type(value).__name__
+
+
+@pytest.mark.shared
+def test_admin_captures_replayed(tmp_path: Path) -> None:
+    """The mqadmin requests of the 12-* captures (getSyncStateSet, getControllerMetaData,
+    getBrokerEpoch, haStatus on master and slave), sent to a reference controller group in the
+    same state as the captured one (a master, a slave in the set), get Java's codes and body
+    shapes."""
+    from wire.capture import CommandRow, decode_capture
+
+    async def main() -> None:
+        async with group(tmp_path) as (ctl, _ns, a, b):
+            await send(a, 10)
+            await wait_until(lambda: in_sync(a, b), 20)
+            await wait_until(lambda: ctl.replicas.groups[NAME].sync_state_set == {a.address, b.address}, 10)
+            target = {9878: ctl.address, 30911: a.address, 31911: b.address}
+            compared = 0
+            for name in ("12-getSyncStateSet", "12-getControllerMetaData", "12-getBrokerEpoch",
+                         "12-haStatus-master", "12-haStatus-slave"):
+                rows = list(decode_capture(str(shared_path("captures", "java-5.0.0", f"{name}.pcap"))))
+                for r in rows:
+                    c = r.command if isinstance(r, CommandRow) else None
+                    if c is None or c.is_response or c.code not in (1005, 1006, 1007, 907) \
+                            or r.conv.server_port not in target:
+                        continue
+                    want = next(x.command for x in rows if isinstance(x, CommandRow) and x.request is r)
+                    host, port = target[r.conv.server_port].split(":")
+                    conn = await connect(host, int(port))
+                    try:
+                        body = c.body
+                        if c.code == 1006:
+                            body = json.dumps([NAME]).encode()
+                        got = await conn.request(RemotingCommand(code=c.code, ext_fields=dict(c.ext_fields or {}),
+                                                                 body=body))
+                    finally:
+                        await conn.aclose()
+                    assert got.code == want.code, (name, c)
+                    assert sorted(got.ext_fields or {}) == sorted(want.ext_fields or {}), (name, c)
+                    if want.body:
+                        assert _shape(json.loads(got.body or b"null")) == _shape(json.loads(want.body)), name
+                    compared += 1
+            assert compared >= 8
+
+    run(main(), 90)
