@@ -23,7 +23,10 @@ The layouts are the distribution's own (``conf/2m-noslave``, ``conf/2m-2s-async`
 with their names and ports: the name server on 9876, broker-a on 10911 (HA 10912), its slave
 broker-a-s on 10921, broker-b on 10931 and broker-b-s on 10941 (each broker also takes its port − 2,
 the VIP channel, and port + 1, HA). In the 2m-2s layouts the masters are ASYNC_MASTER or SYNC_MASTER
-and each slave replicates its master. Ports and the listening address can be moved for tests and for
+and each slave replicates its master. ``controller`` is the distribution's
+``conf/controller/quick-start``: the name server with its embedded controller (on the name server's
+port + 2, 9878), and three replicas of broker-c in controller mode (10911, 10921, 10931), whose
+roles the controller decides. Ports and the listening address can be moved for tests and for
 machines where those ports are taken.
 """
 
@@ -74,6 +77,8 @@ class BrokerPlan:
     broker_id: int
     role: str
     offset: int
+    #: a controller-mode replica (``enableControllerMode``): the controller decides role and id
+    controller: bool = False
 
 
 def _two_masters_two_slaves(role: str) -> tuple[BrokerPlan, ...]:
@@ -90,11 +95,16 @@ LAYOUTS: dict[str, tuple[BrokerPlan, ...]] = {
                    BrokerPlan("broker-b", "broker-b", 0, "ASYNC_MASTER", 20)),
     "2m-2s-async": _two_masters_two_slaves("ASYNC_MASTER"),
     "2m-2s-sync": _two_masters_two_slaves("SYNC_MASTER"),
+    "controller": tuple(BrokerPlan(f"broker-c-n{i}", "broker-c", -1, "SLAVE", 10 * i, controller=True)
+                        for i in range(3)),
 }
+#: the embedded controller's port, from the name server's (9876 -> 9878, as in the quick start)
+CONTROLLER_PORT_OFFSET = 2
 #: what ``--layout`` offers, for the help text
 LAYOUT_HELP = ("single: one name server and broker-a; 2m-noslave: broker-a and broker-b; "
                "2m-2s-async: broker-a and broker-b (ASYNC_MASTER), each with a slave; "
-               "2m-2s-sync: the same with SYNC_MASTERs.")
+               "2m-2s-sync: the same with SYNC_MASTERs; controller: a name server with its embedded "
+               "controller and three controller-mode replicas of broker-c.")
 
 
 class LocalClusterError(AdminError):
@@ -150,7 +160,7 @@ def cluster_dir(path: Path | str | None = None) -> Path:
 
 
 def _broker_properties(b: BrokerPlan, cluster_name: str, host: str, port: int, namesrv_addr: str,
-                       store: Path) -> str:
+                       store: Path, controller_addr: str | None = None) -> str:
     values = {
         "brokerClusterName": cluster_name,
         "brokerName": b.broker_name,
@@ -169,6 +179,10 @@ def _broker_properties(b: BrokerPlan, cluster_name: str, host: str, port: int, n
         "autoCreateTopicEnable": "true",
         "mappedFileSizeCommitLog": str(64 * 1024 * 1024),
     }
+    if b.controller and controller_addr:
+        values.update({"enableControllerMode": "true", "controllerAddr": controller_addr,
+                       "allAckInSyncStateSet": "true",
+                       "storePathEpochFile": str(store / "epochFileCheckpoint")})
     return "".join(f"{k}={v}\n" for k, v in values.items())
 
 
@@ -181,15 +195,23 @@ def plan(directory: Path, *, layout: str = "single", host: str = "127.0.0.1", na
         if not 0 < p < 65536 - 30:
             raise BadRequest(f"port {p} is out of range")
     ns_addr = f"{host}:{namesrv_port}"
+    ns_ports: tuple[int, ...] = (namesrv_port,)
+    if _has_controller(layout):
+        ns_ports = (namesrv_port, namesrv_port + CONTROLLER_PORT_OFFSET)
     procs = [LocalProcess("namesrv", "namesrv", ns_addr, None, "planned",
                           str(directory / "logs" / "namesrv.log"),
-                          str(directory / "namesrv.properties"), (namesrv_port,))]
+                          str(directory / "namesrv.properties"), ns_ports)]
     for b in LAYOUTS[layout]:
         port = broker_port + b.offset
-        procs.append(LocalProcess(b.name, "slave" if b.role == "SLAVE" else "master", f"{host}:{port}", None,
+        label = "replica" if b.controller else "slave" if b.role == "SLAVE" else "master"
+        procs.append(LocalProcess(b.name, label, f"{host}:{port}", None,
                                   "planned", str(directory / "logs" / f"{b.name}.log"),
                                   str(directory / f"{b.name}.properties"), (port - 2, port, port + 1)))
     return LocalCluster(str(directory), layout, cluster_name, ns_addr, tuple(procs))
+
+
+def _has_controller(layout: str) -> bool:
+    return any(b.controller for b in LAYOUTS.get(layout, ()))
 
 
 # ---------------------------------------------------------------------- state and processes
@@ -475,14 +497,19 @@ def cluster_up(directory: Path, *, layout: str = "single", host: str = "127.0.0.
     claim_directory(planned, force=force)
     (directory / "logs").mkdir(exist_ok=True)
     ns = planned.processes[0]
-    Path(ns.config).write_text(
-        f"listenPort={namesrv_port}\nkvConfigPath={directory / 'namesrv' / 'kvConfig.json'}\n",
-        encoding="utf-8")
+    ns_text = f"listenPort={namesrv_port}\nkvConfigPath={directory / 'namesrv' / 'kvConfig.json'}\n"
+    controller_addr = None
+    if _has_controller(layout):
+        controller_addr = f"{host}:{namesrv_port + CONTROLLER_PORT_OFFSET}"
+        ns_text += (f"enableControllerInNamesrv=true\ncontrollerDLegerGroup=group1\n"
+                    f"controllerDLegerPeers=n0-{controller_addr}\ncontrollerDLegerSelfId=n0\n"
+                    f"controllerStorePath={directory / 'namesrv' / 'controller'}\n")
+    Path(ns.config).write_text(ns_text, encoding="utf-8")
     plans = {b.name: b for b in LAYOUTS[layout]}
     for p in planned.processes[1:]:
         Path(p.config).write_text(_broker_properties(
             plans[p.name], cluster_name, host, p.ports[1], planned.namesrv_addr,
-            directory / "store" / p.name), encoding="utf-8")
+            directory / "store" / p.name, controller_addr), encoding="utf-8")
 
     started: list[LocalProcess] = []
     cluster = planned
