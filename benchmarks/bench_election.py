@@ -106,7 +106,8 @@ def ours(base: Path, reps: int, console: Console) -> list[float]:
                              controllerStorePath=str(base / "ours-controller"))
         keys = dict(name=NAME, cluster="ElectCluster", role="SLAVE", broker_id=-1,
                     enableControllerMode="true", controllerAddr=controller, allAckInSyncStateSet="true",
-                    syncBrokerMetadataPeriod="1000", checkSyncStateSetPeriod="1000")
+                    syncBrokerMetadataPeriod="1000", checkSyncStateSetPeriod="1000",
+                    haSendHeartbeatInterval="1000")
         a = servers.broker(namesrv=ns, **keys)  # type: ignore[arg-type]
         wait(lambda: state(controller).get("masterAddress") == a.addr, 30, "a master")
         b = servers.broker(namesrv=ns, **keys)  # type: ignore[arg-type]

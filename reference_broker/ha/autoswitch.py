@@ -617,9 +617,11 @@ class AutoSwitchHAService:
             cache.truncate_suffix_by_epoch(epoch)
         start = self.store.commitlog_max_offset()
         if not cache.append(epoch, start):
-            # an entry that starts where the new one would (nothing written in between) gives way
-            cache.truncate_suffix_by_offset(start)
-            cache.append(epoch, start)
+            # as Java's appendEntry: an epoch that would start where the last one starts (nothing
+            # was written in that one) is not recorded; the data goes on under the last epoch, and
+            # a replica that holds that epoch still finds its consistent point
+            log.warning("epoch %d at %d not recorded: the last epoch %s starts there", epoch, start,
+                        cache.last())
         self.epochs.save()
         self.role = "master"
         self._recompute_confirm()

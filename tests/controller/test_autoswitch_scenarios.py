@@ -12,6 +12,9 @@
 * ``add-broker``: a third broker joins a running pair as a slave and catches up.
 * ``sync-from-last-file``: a new slave with ``syncFromLastFile`` starts at the master's last
   CommitLog file (10 of 20 messages, from queue offset 10).
+* ``failover-before-any-data`` (ours): the master changes twice before anything is written (the
+  new master may hold epoch 2 alone, the old one epoch 1 alone); the old master, its log empty,
+  follows from 0 instead of refusing forever as a Java slave does.
 * ``truncate-then-change-master``: the master's epoch-1 file is deleted (epoch file prefix cut),
   a new slave starts at what remains; a new master at epoch 3 is followed by the old one.
 
@@ -31,7 +34,7 @@ from reference_broker.store import MessageStore, PutStatus
 from tests.store.storeutil import message, small_config
 
 IDS = ["confirm-offset", "async-learner", "all-ack", "many-role-changes", "add-broker", "sync-from-last-file",
-       "truncate-then-change-master"]
+       "truncate-then-change-master", "failover-before-any-data"]
 RESULTS: dict[str, str] = {}
 TOPIC = "FooBar"
 
@@ -321,6 +324,23 @@ def test_truncate_then_change_master(tmp_path: Path) -> None:
                 await n.stop()
 
     scenario("truncate-then-change-master", body, tmp_path)
+
+
+def test_failover_before_any_data(tmp_path: Path) -> None:
+    async def body(tmp: Path) -> None:
+        n1 = await Node(tmp, 1, FILE).start()
+        n2 = await Node(tmp, 2, FILE).start()
+        try:
+            await master_and_put(n1, n2, 2, 1, 0)
+            await master_and_put(n2, n1, 1, 2, 0)
+            await n2.put(5)
+            await has(n1, 5, 0)
+            assert n1.ha.client is not None and n1.ha.client.refusals == 0
+        finally:
+            for n in (n1, n2):
+                await n.stop()
+
+    scenario("failover-before-any-data", body, tmp_path)
 
 
 def test_every_scenario_passed() -> None:

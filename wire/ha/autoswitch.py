@@ -18,7 +18,8 @@ Slave side (:class:`AutoSwitchSlaveSession`, ``AutoSwitchHAClient``):
    the master's (``doTruncate``: nothing for an empty epoch cache, else the consistent point). The
    caller truncates its CommitLog *and makes the cut durable* to that point, then calls
    :meth:`~AutoSwitchSlaveSession.truncated`, which truncates the cache and enters TRANSFER.
-   A point of -1 means the logs share nothing: the caller closes the connection.
+   A point of -1 means the logs share nothing: the caller closes the connection (an empty local
+   log is the exception: it starts at 0 and drops its epochs, where Java retries forever).
 3. Each TRANSFER frame comes back as an :class:`EpochTransfer`; :meth:`~AutoSwitchSlaveSession.accept`
    checks it starts at the slave's end (unless the slave is empty), appends a new epoch to the
    cache when the frame's epoch changes, and returns the confirm offset the slave may expose
@@ -318,6 +319,10 @@ class AutoSwitchSlaveSession:
                 else:
                     point = consistent_point(cache.entries(), local_max_offset, msg.entries,
                                              msg.max_phy_offset)
+                    if point < 0 and local_max_offset == 0:
+                        # better than Java (whose slave retries this forever): no common epoch,
+                        # but this log is empty, so nothing can be lost; its epochs go
+                        point = 0
                     out.append(TruncateTo(point, msg))
                 break  # what follows waits in the buffer until the caller has truncated
             elif isinstance(msg, EpochTransfer):
