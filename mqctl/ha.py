@@ -257,3 +257,13 @@ def verify(
     if not result.faithful:
         bad = [v.addr for v in result.slaves if not v.faithful]
         raise CliError(f"not a faithful copy of {result.master_addr}: {', '.join(bad)}")
+
+
+# ---------------------------------------------------------------------- controller mode (5.x)
+# The SyncStateSet and the epochs are replication status too: the same commands as
+# ``mqctl controller sync-state-set`` and ``mqctl controller epochs``.
+from .controller import epochs as _epochs  # noqa: E402
+from .controller import sync_state_set as _sync_state_set  # noqa: E402
+
+app.command("sync-state-set")(_sync_state_set)
+app.command("epochs")(_epochs)

@@ -125,3 +125,8 @@ def test_controller_commands(group: Group, mqctl: Callable[..., Ran]) -> None:
     assert r.exit_code != 0 and "2011" in r.output
     r = mqctl("controller", "metadata", "-a", a)
     assert r.exit_code == 0 and "#ControllerLeaderAddress" in r.stdout
+    # the same under ``ha``
+    r = mqctl("-o", "json", "ha", "sync-state-set", "-a", a, NAME)
+    assert r.exit_code == 0 and json.loads(r.stdout)[NAME]["master_address"] == group.broker.address
+    r = mqctl("-n", group.ns.address, "ha", "epochs", NAME)
+    assert r.exit_code == 0 and "#Epoch" in r.stdout, r.output
