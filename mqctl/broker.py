@@ -44,7 +44,7 @@ def start(
         # configuration to ~/store/config/broker.properties
         cfg.store_path = str(default_broker_config_path())
     host, port = listen_address(listen, cfg, advertised_key="brokerIP1")
-    warning = exposure_warning(host, cfg.bool("aclEnable"))
+    warning = exposure_warning(host, cfg.bool("aclEnable"), ha_port=True)
     if warning:
         typer.echo(warning, err=True)
 

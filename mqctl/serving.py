@@ -93,10 +93,17 @@ def is_loopback(host: str) -> bool:
         return False  # a host name: it may well resolve to a network interface
 
 
-def exposure_warning(host: str, acl_enabled: bool) -> str | None:
-    """The one warning for a server listening beyond this machine without access control."""
-    if acl_enabled or is_loopback(host):
+def exposure_warning(host: str, acl_enabled: bool, *, ha_port: bool = False) -> str | None:
+    """The one warning for a server listening beyond this machine without access control (for
+    a broker with ACL, ``ha_port``: its HA port, which ACL does not cover)."""
+    if is_loopback(host):
         return None
+    if acl_enabled:
+        if not ha_port:
+            return None
+        return (f"warning: listening on {host}: ACL does not cover the HA port (listenPort + 1), which "
+                "sends this broker's CommitLog to any client that connects; let only its slaves reach "
+                "it (see docs/servers.md, Security).")
     return (f"warning: listening on {host} without ACL: anyone who can reach this port can read and change "
             "the server's configuration, topics and messages. Set aclEnable=true with a plain_acl.yml, or "
             "listen on 127.0.0.1 (see docs/servers.md, Security).")

@@ -47,6 +47,8 @@ def test_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
     assert (exposure_warning(host, acl_enabled=False) is None) is loopback
     assert exposure_warning(host, acl_enabled=True) is None
+    # a broker's HA port is outside ACL: a broker beyond loopback with ACL still hears of it
+    assert (exposure_warning(host, acl_enabled=True, ha_port=True) is None) is loopback
 
 
 def _start(argv: list[str], env: dict[str, str], ready: bytes) -> tuple[bytes, int]:
@@ -92,3 +94,4 @@ def test_listening_on_every_interface_without_acl_warns_once(tmp_path: Path) -> 
     assert code == 0 and seen.count(b"without ACL") == 1, seen
     seen, code = _start([*broker, "--set", "aclEnable=true"], env, b"boot success")
     assert code == 0 and b"without ACL" not in seen, seen
+    assert seen.count(b"ACL does not cover the HA port") == 1, seen
