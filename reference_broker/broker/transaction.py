@@ -48,12 +48,19 @@ from typing import TYPE_CHECKING
 
 from wire import RemotingCommand, RequestCode, ResponseCode
 from wire.aio import RemotingConnection, RemotingIOError
-from wire.headers import CheckTransactionStateRequestHeader, EndTransactionRequestHeader, request
+from wire.errors import DecodeError
+from wire.headers import (
+    CheckTransactionStateRequestHeader,
+    EndTransactionRequestHeader,
+    ResumeCheckHalfMessageRequestHeader,
+    request,
+)
 from wire.message import (
     MessageConst,
     MessageSysFlag,
     StoredMessage,
     create_offset_msg_id,
+    decode_offset_msg_id,
     encode_stored_message,
 )
 
@@ -453,6 +460,38 @@ class TransactionService:
         )
         await self._put(inner)
 
+    async def resume_check(self, req: RemotingCommand, msg_id: str | None) -> RemotingCommand:
+        """``AdminBrokerProcessor.resumeCheckHalfMessage``: the message at the offset id written
+        again to the half topic, queue 0, with ``TRANSACTION_CHECK_TIMES`` 0 (the properties
+        string rewritten from the map, as ``toMessageExtBrokerInner``)."""
+        failed = "Exception was thrown when putting message back to RMQ_SYS_TRANS_HALF_TOPIC."
+        msg = None
+        if msg_id is not None:
+            try:
+                msg = self.broker.store.message_at(decode_offset_msg_id(msg_id).offset)
+            except DecodeError:
+                msg = None
+        if msg is None:
+            log.error(failed)
+            return req.response(ResponseCode.SYSTEM_ERROR, failed)
+        props = dict(msg.properties)
+        order = list(props)
+        if _CHECK_TIMES not in props:
+            order.append(_CHECK_TIMES)
+        props[_CHECK_TIMES] = "0"
+        inner = MessageToStore(
+            C.RMQ_SYS_TRANS_HALF_TOPIC, 0, msg.body, msg.born_timestamp,
+            (msg.born_host.host, msg.born_host.port), msg.flag, java_properties_text(tuple(order), props),
+            msg.sys_flag & ~_HOST_V6, msg.reconsume_times, wait_store_msg_ok=False,
+        )
+        result = await self._put(inner)
+        if result.status is not PutStatus.PUT_OK:
+            not_put = "Put message back to RMQ_SYS_TRANS_HALF_TOPIC failed."
+            log.error(not_put)
+            return req.response(ResponseCode.SYSTEM_ERROR, not_put)
+        log.info("Put message back to RMQ_SYS_TRANS_HALF_TOPIC. real topic=%s", props.get(_REAL_TOPIC))
+        return req.response(ResponseCode.SUCCESS)
+
     def _send_check(self, msg: StoredMessage) -> None:
         """``sendCheckMessage``: a oneway CHECK_TRANSACTION_STATE to a channel of the group."""
         uniq = msg.properties.get(_UNIQ)
@@ -521,3 +560,10 @@ def end_transaction(broker: Broker, conn: RemotingConnection,
     other requests."""
     h = EndTransactionRequestHeader.from_ext(req.ext_fields)
     return broker.transactions.end_transaction(conn, req, h)
+
+
+def resume_check_half_message(broker: Broker, conn: RemotingConnection,
+                              req: RemotingCommand) -> Awaitable[RemotingCommand]:
+    """The RESUME_CHECK_HALF_MESSAGE (323) handler."""
+    h = ResumeCheckHalfMessageRequestHeader.from_ext(req.ext_fields)
+    return broker.transactions.resume_check(req, h.msg_id)

@@ -2,7 +2,8 @@
 """Transactional messages on the reference broker (4.9.x semantics), driven through the library's
 transactional producer (wire.admin.transaction) and raw requests: commit, rollback and
 unknown-then-check, the op records, the discard after transactionCheckMax checks, the checks
-named in END_TRANSACTION, and the system topics appearing as on a Java broker."""
+named in END_TRANSACTION, RESUME_CHECK_HALF_MESSAGE, and the system topics appearing as on a Java
+broker."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tests.broker.helpers import client, run, running_cluster, send_request
 from wire import RemotingCommand, ResponseCode
 from wire.admin.client import AdminClient
 from wire.admin.message import message_consume
-from wire.admin.transaction import message_send_transaction
+from wire.admin.transaction import message_send_transaction, resume_check
 from wire.headers import EndTransactionRequestHeader
 from wire.message import decode_messages, decode_offset_msg_id
 
@@ -82,6 +83,25 @@ def test_discard_after_check_max(tmp_path: Path) -> None:
                 assert [body for _, body, _ in discarded] == [b"never"]
                 assert discarded[0][2]["TRANSACTION_CHECK_TIMES"] == "2"
                 assert b.store.max_offset("TxTopic", r.send.queue_id) == 0
+                # mqadmin resumeCheckHalfMessage: back to the half topic with its count at 0, and
+                # checked again (nobody answers: discarded again)
+                half = b.store.max_offset("RMQ_SYS_TRANS_HALF_TOPIC", 0)
+                msg = await resume_check(c, r.send.msg_id, topic="TRANS_CHECK_MAX_TIME_TOPIC")
+                assert msg.topic == "TRANS_CHECK_MAX_TIME_TOPIC" and msg.body == b"never"
+                assert b.store.max_offset("RMQ_SYS_TRANS_HALF_TOPIC", 0) > half
+                again = b.store.queue_message("RMQ_SYS_TRANS_HALF_TOPIC", 0, half)
+                assert again is not None and again.body == b"never"
+                assert again.properties["TRANSACTION_CHECK_TIMES"] == "0"
+                assert again.properties["REAL_TOPIC"] == "TxTopic"
+                await _wait_for(lambda: len(_queue(b, "TRANS_CHECK_MAX_TIME_TOPIC")) == 2)
+            # an id that names no message: Java's remark
+            conn = await client(b)
+            for ext in ({}, {"msgId": "nonsense"}, {"msgId": "7F00000100002A9F00000000FFFFFFFF"}):
+                ans = await conn.request(RemotingCommand.request(323, ext))
+                assert (ans.code, ans.remark) == (
+                    ResponseCode.SYSTEM_ERROR,
+                    "Exception was thrown when putting message back to RMQ_SYS_TRANS_HALF_TOPIC.")
+            await conn.aclose()
 
     run(main(), 90)
 

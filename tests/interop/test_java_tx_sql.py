@@ -113,3 +113,36 @@ def test_same_outcomes(outcomes: dict[str, dict[str, list[str]]]) -> None:
     ours, java = ({k: v for k, v in side.items() if k != "tx.check"} for side in (outcomes["ours"],
                                                                                   outcomes["java"]))
     assert ours == java
+
+
+def test_resume_check_half_message(our_servers: tuple[str, str], java_pair: tuple[str, str]) -> None:
+    """RESUME_CHECK_HALF_MESSAGE (mqadmin resumeCheckHalfMessage) on both brokers: a stored
+    message goes back to the half topic with its check count at 0; ids that name no message get
+    the same refusal."""
+    from tests.broker.helpers import send_request
+    from wire import RemotingCommand
+    from wire.admin.client import AdminClient
+    from wire.admin.message import message_consume
+    from wire.aio import connect
+
+    async def answers(namesrv: str, broker: str) -> tuple[list[tuple[int, str | None]], list[str]]:
+        host, port = broker.rsplit(":", 1)
+        conn = await connect(host, int(port))
+        sent = await conn.request(send_request("ResumeT", b"resume me", queue_id=0), 10)
+        assert sent.code == 0
+        out = []
+        for ext in ({"msgId": sent.ext_fields["msgId"]}, {}, {"msgId": "nonsense"},
+                    {"msgId": sent.ext_fields["msgId"][:-8] + "7FFFFFFF"}):
+            r = await conn.request(RemotingCommand.request(323, ext), 10)
+            out.append((r.code, r.remark))
+        await conn.aclose()
+        async with AdminClient([namesrv]) as c:
+            half = await message_consume(c, "RMQ_SYS_TRANS_HALF_TOPIC", count=256)
+        counts = [m.properties.get("TRANSACTION_CHECK_TIMES", "-") for m in half.messages if m.body == b"resume me"]
+        return out, counts
+
+    ours, java = asyncio.run(answers(*our_servers)), asyncio.run(answers(*java_pair))
+    assert ours[0] == java[0]
+    assert java[0][0] == (0, None)
+    assert java[0][1:] == [(1, "Exception was thrown when putting message back to RMQ_SYS_TRANS_HALF_TOPIC.")] * 3
+    assert "0" in ours[1] and "0" in java[1]

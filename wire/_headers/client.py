@@ -407,6 +407,15 @@ class CheckTransactionStateRequestHeader(RpcRequestHeader):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ResumeCheckHalfMessageRequestHeader(CustomHeader):
+    """RESUME_CHECK_HALF_MESSAGE (323), admin to broker (mqadmin resumeCheckHalfMessage): write
+    the message at the offset message id ``msgId`` again into ``RMQ_SYS_TRANS_HALF_TOPIC`` with
+    its check count at 0, so that the transaction check service asks about it again."""
+
+    msg_id: str | None = _opt("msgId")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReplyMessageRequestHeader(CustomHeader):
     """PUSH_REPLY_MESSAGE_TO_CLIENT (326), broker to the requesting producer: a reply message
     (request-reply), the responder's send header with the hosts and the store time; the body is

@@ -38,6 +38,7 @@ REQUEST_HEADERS: dict[int, type[CustomHeader]] = {
     _RC.END_TRANSACTION: client.EndTransactionRequestHeader,
     _RC.CHECK_TRANSACTION_STATE: client.CheckTransactionStateRequestHeader,
     _RC.PUSH_REPLY_MESSAGE_TO_CLIENT: client.ReplyMessageRequestHeader,
+    _RC.RESUME_CHECK_HALF_MESSAGE: client.ResumeCheckHalfMessageRequestHeader,
     _RC.GET_CONSUMER_LIST_BY_GROUP: client.GetConsumerListByGroupRequestHeader,
     _RC.NOTIFY_CONSUMER_IDS_CHANGED: client.NotifyConsumerIdsChangedRequestHeader,
     _RC.LOCK_BATCH_MQ: client.LockBatchMqRequestHeader,

@@ -36,11 +36,11 @@ from ..message import MessageConst, MessageSysFlag, decode_offset_msg_id, decode
 from ..remoting import FLAG_ONEWAY, RemotingCommand
 from .client import AdminClient
 from .common import route_or_none
-from .errors import BadRequest
-from .message import SendResult, _masters, message_send
+from .errors import BadRequest, NotFound
+from .message import MessageView, SendResult, _masters, message_by_id, message_send
 from .topic import DEFAULT_TOPIC
 
-__all__ = ["OUTCOMES", "CheckAnswered", "TransactionResult", "message_send_transaction"]
+__all__ = ["OUTCOMES", "CheckAnswered", "TransactionResult", "message_send_transaction", "resume_check"]
 
 #: an outcome name -> ``commitOrRollback`` (``MessageSysFlag`` transaction types)
 OUTCOMES = {
@@ -164,3 +164,21 @@ async def message_send_transaction(
         # let the oneway leave before the caller closes the connection
         await conn.drain()
     return TransactionResult(sent, group, outcome, tuple(checks))
+
+
+async def resume_check(client: AdminClient, msg_id: str, *, topic: str | None = None) -> MessageView:
+    """RESUME_CHECK_HALF_MESSAGE (323), as mqadmin resumeCheckHalfMessage
+    (``DefaultMQAdminExtImpl.resumeCheckHalfMessage``): the message ``msg_id`` names (an offset
+    message id, or with ``topic`` a unique key, typically one the check service moved to
+    ``TRANS_CHECK_MAX_TIME_TOPIC``) is written again to its broker's half topic with its check
+    count at 0, so that the broker asks its producer group about it again. Returns the message;
+    a refusal is a :class:`ServerError` with the broker's remark."""
+    from ..headers import ResumeCheckHalfMessageRequestHeader
+
+    found = await message_by_id(client, msg_id, topic=topic)
+    if not found:
+        raise NotFound(f"no message {msg_id!r}" + (f" in topic {topic!r}" if topic else ""))
+    msg = found[0]
+    await client.call(msg.store_host, RequestCode.RESUME_CHECK_HALF_MESSAGE,
+                      ResumeCheckHalfMessageRequestHeader(msg_id=msg.offset_msg_id))
+    return msg
