@@ -381,6 +381,7 @@ class AutoSwitchClient:
 
     async def _serve(self, sock: socket.socket) -> None:
         store = self.service.store
+        self.service.truncate_invalid()   # the READY state's truncateInvalidMsg
         await self._send(sock, self.session.connected(store.commitlog_max_offset(), now_ms()))
         ticker = asyncio.create_task(self._tick(sock))
         try:
@@ -458,6 +459,9 @@ class AutoSwitchClient:
                 self.truncations.append(t.offset)
         self.session.truncated(service.epochs.cache, t.offset, t.fresh)
         service.epochs.save()
+        if not t.fresh:
+            log.info("CommitLog and epoch file cut at %d and on disk; following the master from there",
+                     t.offset)
 
     async def _tick(self, sock: socket.socket) -> None:
         session = self.session
@@ -611,7 +615,7 @@ class AutoSwitchHAService:
         if self.client is not None:
             await self.client.stop()
             self.client = None
-        self.store.dispatch_replica()
+        self.truncate_invalid()
         cache = self.epochs.cache
         if cache.last_epoch >= epoch:
             cache.truncate_suffix_by_epoch(epoch)
@@ -646,6 +650,23 @@ class AutoSwitchHAService:
         self.client.start()
         log.info("change ha to slave success, newMasterEpoch %d", epoch)
         return True
+
+    def truncate_invalid(self) -> int:
+        """``truncateInvalidMsg``: dispatch what was replicated, and cut a record the master's
+        frames left half-sent (the CommitLog must end on a record boundary before this broker
+        appends its own); returns the cut offset, -1 when there was nothing to cut."""
+        store = self.store
+        store.dispatch_replica()
+        behind = store.dispatch_behind_bytes
+        if behind <= 0:
+            return -1
+        valid = store.commitlog_max_offset() - behind
+        log.warning("cutting %d bytes of an unfinished record at the CommitLog's end (%d)", behind, valid)
+        store.truncate_commitlog(valid)
+        make_durable(store, valid)
+        self.epochs.cache.truncate_suffix_by_offset(valid)
+        self.epochs.save()
+        return valid
 
     def update_ha_master_address(self, addr: str | None) -> None:
         if self.client is not None:
