@@ -25,7 +25,14 @@ from .files import Room, StoreFiles
 from .stats import StoreStats, human_readable_bytes, java_double
 from .types import GetResult, GetStatus, QueryResult
 
-__all__ = ["Reads"]
+__all__ = ["MAX_SCANNED_UNITS", "Reads"]
+
+#: the most ConsumeQueue units one pull looks at. Java scans max(16000 bytes, maxMsgNums units),
+#: up to the end of the ConsumeQueue file (300,000 units), in a thread of the pull pool; here the
+#: pull runs on the event loop, and a SQL92 subscription decodes every record it looks at: a pull
+#: with maxMsgNums 2^31-1 whose filter matches nothing held the loop for seconds. A client never
+#: asks for more than 1,024 messages a pull, so this changes nothing a real consumer sees.
+MAX_SCANNED_UNITS = 16_000
 
 
 def _total_memory() -> int:
@@ -110,7 +117,8 @@ class Reads(Room):
                 status = GetStatus.OFFSET_OVERFLOW_BADLY
                 next_begin = self._next_offset_correction(offset, max_offset)
             else:
-                limit_units = max(16000, max_nums * _codec.CQ_UNIT_SIZE) // _codec.CQ_UNIT_SIZE
+                limit_units = min(max(16000, max_nums * _codec.CQ_UNIT_SIZE) // _codec.CQ_UNIT_SIZE,
+                                  MAX_SCANNED_UNITS)
                 units = cq.units_from(offset, limit_units)
                 head = next(units, None)
                 if head is None:

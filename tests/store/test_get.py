@@ -119,6 +119,35 @@ def test_tag_filtering_and_no_matched_message(cfg: StoreConfig) -> None:
     assert _bodies(one) == [b"3"] and one.next_begin_offset == 4
 
 
+def test_one_pull_looks_at_a_bounded_number_of_units_whatever_max_nums_says(tmp_path: Path) -> None:
+    """maxMsgNums 2^31-1 and a filter that matches nothing: Java scans to the end of the queue file
+    in its pull pool; here the pull runs on the event loop and stops after MAX_SCANNED_UNITS, and
+    the consumer goes on from there (a SQL92 filter decodes every record it looks at)."""
+    from reference_broker.store import MessageToStore
+    from reference_broker.store.reads import MAX_SCANNED_UNITS
+
+    n = MAX_SCANNED_UNITS + 4_000
+    cfg = small_config(tmp_path / "s", mapped_file_size_commitlog=64 << 20, mapped_file_size_consume_queue=n * 20)
+    looked: list[int] = []
+
+    def nothing(props: object) -> bool:
+        looked.append(1)
+        return False
+
+    async def go():
+        async with MessageStore(cfg) as s:
+            for _ in range(n // 500):
+                await s.put_messages([MessageToStore("TopicTest", 0, b"x", 1, ("10.0.0.7", 1)) for _ in range(500)])
+            return (s.get_messages("g", "TopicTest", 0, 0, 2**31 - 1, tags_codes={java_string_hash("C")}),
+                    s.get_messages("g", "TopicTest", 0, 0, 2**31 - 1, properties_filter=nothing),
+                    s.get_messages("g", "TopicTest", 0, 0, 32, properties_filter=nothing))
+    tags, sql, usual = run(go())
+    assert tags.status is GetStatus.NO_MATCHED_MESSAGE and tags.next_begin_offset == MAX_SCANNED_UNITS
+    assert sql.status is GetStatus.NO_MATCHED_MESSAGE and sql.next_begin_offset == MAX_SCANNED_UNITS
+    assert usual.next_begin_offset == 800  # max(16000 bytes, 32 units) of the queue, as in Java
+    assert len(looked) == MAX_SCANNED_UNITS + 800
+
+
 def test_reads_stop_at_the_end_of_a_queue_file_and_at_the_transfer_limits(tmp_path: Path) -> None:
     cfg = small_config(tmp_path / "s", mapped_file_size_commitlog=1 << 20, mapped_file_size_consume_queue=100 * 20)
 
