@@ -252,19 +252,28 @@ def test_several_slaves(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------------ SYNC_MASTER
 
 
+#: SYNC_MASTER with either flush: with SYNC_FLUSH the put waits for the group commit as well, and
+#: the slaves' answer wins where it is not OK (CommitLog.asyncPutMessage combines the two so)
+FLUSH_TYPES = pytest.mark.parametrize("flush", ["ASYNC_FLUSH", "SYNC_FLUSH"])
+
+
 def _send_answer(r: RemotingCommand) -> tuple[int, str | None, str | None]:
     e = r.ext_fields
     return r.code, e.get("msgId"), e.get("queueOffset")
 
 
-def test_sync_master_with_its_slave_up_answers_send_ok(tmp_path: Path) -> None:
+@FLUSH_TYPES
+def test_sync_master_with_its_slave_up_answers_send_ok(tmp_path: Path, flush: str) -> None:
     async def main() -> None:
-        async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, brokerRole="SYNC_MASTER") as master, \
+        async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, brokerRole="SYNC_MASTER",
+                                                 flushDiskType=flush) as master, \
                 slave_cfg(tmp_path / "s", ns.address) as slave:
             await connected(master, slave)
             c = await client(master)
             rs = await send_many(c, 50)
             assert [r.code for r in rs] == [ResponseCode.SUCCESS] * 50
+            if flush == "SYNC_FLUSH":  # the last SEND_OK came after its group commit too
+                assert master.store.flushed_offset == master.store.commitlog_max_offset()
             # every SEND_OK came after the slave acknowledged that message
             assert master.ha.waiters.released >= 1 and master.ha.waiters.expired == 0
             await c.aclose()
@@ -272,9 +281,11 @@ def test_sync_master_with_its_slave_up_answers_send_ok(tmp_path: Path) -> None:
     run(main())
 
 
-def test_sync_master_without_a_slave_answers_slave_not_available_at_once(tmp_path: Path) -> None:
+@FLUSH_TYPES
+def test_sync_master_without_a_slave_answers_slave_not_available_at_once(tmp_path: Path, flush: str) -> None:
     async def main() -> None:
-        async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, brokerRole="SYNC_MASTER") as master:
+        async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, brokerRole="SYNC_MASTER",
+                                                 flushDiskType=flush) as master:
             c = await client(master)
             t0 = time.monotonic()
             rs = await send_many(c, 3)
@@ -289,10 +300,11 @@ def test_sync_master_without_a_slave_answers_slave_not_available_at_once(tmp_pat
     run(main())
 
 
-def test_sync_master_with_a_silent_slave_answers_flush_slave_timeout_after_slave_timeout(tmp_path: Path) -> None:
+@FLUSH_TYPES
+def test_sync_master_with_a_silent_slave_answers_flush_slave_timeout_after_slave_timeout(tmp_path: Path, flush: str) -> None:
     async def main() -> None:
         async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, brokerRole="SYNC_MASTER",
-                                                 slaveTimeout="1500") as master:
+                                                 slaveTimeout="1500", flushDiskType=flush) as master:
             fake = await FakeSlave.connect(master.ha.port)
             await fake.report(0)  # connected, then never acks: the frozen slave of 09-frozen
             await wait_until(lambda: bool(master.ha.connections) and master.ha.connections[0].session.started)

@@ -6,6 +6,13 @@ Scenario IDs are ``<master>><slave>/<scenario>``, the master and slave being ``o
 
 * ``async-baseline-1g``: ASYNC_MASTER, 1 GiB CommitLog files (RocketMQ's default); after N sends the
   slave's CommitLog bytes equal the master's for the range the slave holds.
+* ``async-baseline-10m``: ASYNC_MASTER, 10 MiB CommitLog files (the kit's examples); the master takes
+  ~25 MB, so the transfer crosses two file ends (each padded with Java's end-of-file blank record);
+  the slave's bytes equal the master's over the whole range, file by file.
+* ``late-empty-slave``: a second, empty slave (brokerId 2) joins that master once it holds three
+  files: it starts where a Java master starts an empty slave, at the beginning of the master's last
+  CommitLog file (its first file is named so, and it holds no other), and its bytes from there equal
+  the master's, while the first slave keeps replicating.
 * ``slow-slave``: the slave is frozen (SIGSTOP) while the master takes 20 MB, then thawed: it catches up
   and its bytes equal the master's.
 * ``sync-baseline``: SYNC_MASTER, 10 MiB files. Slave up: SEND_OK; slave frozen: FLUSH_SLAVE_TIMEOUT
@@ -48,10 +55,10 @@ pytestmark = pytest.mark.skipif(javakit_missing() is not None, reason=javakit_mi
 GIB = 1 << 30
 MIB = 1 << 20
 SCENARIOS = {
-    "ours>java": ("async-baseline-1g", "slow-slave", "sync-baseline", "slave-reconnect",
-                  "slave-restart-truncated-tail"),
-    "java>ours": ("async-baseline-1g", "slow-slave", "sync-baseline", "slave-reconnect",
-                  "slave-restart-truncated-tail"),
+    "ours>java": ("async-baseline-1g", "slow-slave", "async-baseline-10m", "late-empty-slave",
+                  "sync-baseline", "slave-reconnect", "slave-restart-truncated-tail"),
+    "java>ours": ("async-baseline-1g", "slow-slave", "async-baseline-10m", "late-empty-slave",
+                  "sync-baseline", "slave-reconnect", "slave-restart-truncated-tail"),
     "java>java": ("sync-reference",),
 }
 ALL_IDS = [f"{d}/{s}" for d, ss in SCENARIOS.items() for s in ss]
@@ -139,7 +146,7 @@ class Pair:
         end = self.caught_up()
         size = int(self.master.properties["mappedFileSizeCommitLog"])
         compared = 0
-        for f in sorted(Path(self.slave.commitlog_dir).iterdir()):
+        for f in self.slave_files():
             start = int(f.name)
             n = max(0, min(size, end - start))
             if not n:
@@ -152,6 +159,12 @@ class Pair:
         assert compared > 0, "nothing compared"
         return compared
 
+    def slave_files(self, end: int | None = None) -> list[Path]:
+        """The slave's CommitLog files; with ``end``, those that start below it (a Java broker
+        also keeps the next file, allocated ahead and empty)."""
+        files = sorted(Path(self.slave.commitlog_dir).iterdir())
+        return files if end is None else [f for f in files if int(f.name) < end]
+
 
 def make_pair(master_servers: Any, slave_servers: Any, ns: Any, name: str, role: str, size: int) -> Pair:
     m = master_servers.broker(master_servers_version(master_servers), namesrv=ns, name=name, role=role,
@@ -159,6 +172,14 @@ def make_pair(master_servers: Any, slave_servers: Any, ns: Any, name: str, role:
     s = slave_servers.broker(master_servers_version(slave_servers), namesrv=ns, name=name, role="SLAVE",
                              commitlog_file_size=size, **HA_KEYS)
     return Pair(m, s, slave_servers, name)
+
+
+def add_slave(pair: Pair, servers: Any, ns: Any, broker_id: int) -> Pair:
+    """Another slave (``broker_id``) of ``pair``'s master, from ``servers``; its own pair."""
+    size = int(pair.master.properties["mappedFileSizeCommitLog"])
+    s = servers.broker(master_servers_version(servers), namesrv=ns, name=pair.name, role="SLAVE",
+                       broker_id=broker_id, commitlog_file_size=size, **HA_KEYS)
+    return Pair(pair.master, s, servers, pair.name, sent=pair.sent)
 
 
 def master_servers_version(servers: Any) -> str:
@@ -286,6 +307,42 @@ def truncated_tail(pair: Pair) -> None:
     pair.same_bytes()
 
 
+def crosses_files(pair: Pair, files: int) -> int:
+    """Sends until the master's CommitLog has more than ``files`` files; its end offset."""
+    size = int(pair.master.properties["mappedFileSizeCommitLog"])
+    while max_offset(pair.master.port) < files * size + size // 4:
+        assert {c for c, _ in pair.sends(1000, size=4000)} == {ResponseCode.SUCCESS}
+    return max_offset(pair.master.port)
+
+
+def async_10m(pair: Pair) -> None:
+    # the slave holds the master's first bytes before the rest come: an empty slave that asked only
+    # once the master had rolled over would start at the master's last file (late-empty-slave)
+    assert {c for c, _ in pair.sends(10)} == {ResponseCode.SUCCESS}
+    assert pair.caught_up() > 0
+    size = int(pair.master.properties["mappedFileSizeCommitLog"])
+    end = crosses_files(pair, 2)
+    assert pair.same_bytes() == end
+    # each file end the transfer crossed is the same blank record on both sides (checked above),
+    # and the slave's files are the master's, named alike
+    assert [f.name for f in pair.slave_files(end)] == [f"{i * size:020d}" for i in range(end // size + 1)]
+
+
+def late_empty_slave(pair: Pair, late: Pair) -> None:
+    size = int(pair.master.properties["mappedFileSizeCommitLog"])
+    end = late.caught_up()
+    last = end - end % size
+    assert last >= 2 * size, f"the master holds only {end} bytes"
+    assert [f.name for f in late.slave_files(end)] == [f"{last:020d}"], \
+        f"an empty slave of a master ending at {end} starts at {last}: {late.slave_files()}"
+    assert late.same_bytes() == end - last
+    # both slaves follow the master from here on
+    late.sends(200, size=4000)
+    pair.sent = late.sent
+    assert late.same_bytes() == max_offset(pair.master.port) - last
+    pair.same_bytes()
+
+
 def slow_slave(pair: Pair) -> None:
     pair.caught_up()
     pair.slave.freeze()
@@ -325,6 +382,20 @@ def test_async_1g_and_slow_slave(direction: str, ours: OurServers, java_servers:
 
     runner.run("async-baseline-1g", baseline)
     runner.run("slow-slave", lambda: slow_slave(pair))
+    runner.finish()
+
+
+@pytest.mark.parametrize("direction", ["ours>java", "java>ours"])
+def test_async_10m_and_late_slave(direction: str, ours: OurServers, java_servers: JavaServers, java_ns: Any) -> None:
+    runner = Runner(direction)
+    m, s = sides(direction, ours, java_servers)
+    pair = make_pair(m, s, java_ns, f"broker-{direction.replace('>', '')}-10m-async", "ASYNC_MASTER", 10 * MIB)
+    runner.run("async-baseline-10m", lambda: async_10m(pair))
+
+    def late() -> None:
+        late_empty_slave(pair, add_slave(pair, s, java_ns, broker_id=2))
+
+    runner.run("late-empty-slave", late)
     runner.finish()
 
 
