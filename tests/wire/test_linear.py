@@ -222,6 +222,39 @@ def _reports(n: int) -> bytes:
     return b"".join(struct.pack(">q", i) for i in range(n * 20))
 
 
+def _compile(text: str) -> object:
+    """The SQL92 compiler without its cache (a consumer's selector, compiled by the broker)."""
+    from wire import sql92
+
+    return sql92._compiled.__wrapped__(text)  # type: ignore[attr-defined]
+
+
+def _master_session(data: bytes) -> object:
+    from wire.ha.session import V4MasterSession
+
+    session = V4MasterSession()
+    for i in range(0, len(data), 1000):
+        session.receive_data(data[i:i + 1000], now_ms=i, master_max_offset=1 << 40)
+    return session.reports
+
+
+def _transfers(n: int) -> bytes:
+    return b"".join(struct.pack(">qi", i * 16, 16) + b"t" * 16 for i in range(n * 20))
+
+
+def _slave_session(data: bytes) -> object:
+    from wire.ha.session import V4SlaveSession
+
+    session = V4SlaveSession(buffer_size=4096)
+    out = 0
+    for i in range(0, len(data), 1000):
+        piece = data[i:i + 1000]
+        view = session.recv_buffer()
+        view[:len(piece)] = piece
+        out += len(session.received(len(piece), i))
+    return out
+
+
 #: name -> (input of size n, the decoder run on it)
 SHAPES: dict[str, tuple[Callable[[int], Any], Callable[[Any], object]]] = {
     "json header, many ext entries": (lambda n: _json_header({f"k{i}": "v" for i in range(n * 20)}),
@@ -250,6 +283,12 @@ SHAPES: dict[str, tuple[Callable[[int], Any], Callable[[Any], object]]] = {
     "frames, whole stream": (_frames_stream, lambda d: _feed(d, len(d))),
     "frames, fed 7 bytes at a time": (_frames_stream, lambda d: _feed(d, 7)),
     "ha stream, 4.x reports": (_reports, lambda d: decode_ha_stream(d, "v4", "slave->master")),
+    "ha session, a master reading reports": (lambda n: struct.pack(">q", 0) * (n * 20), _master_session),
+    "ha session, a slave reading transfers": (_transfers, _slave_session),
+    "sql92: IN list": (lambda n: "a IN (" + ",".join(f"'t{i:05d}'" for i in range(n * 100)) + ")", _compile),
+    "sql92: AND chain (refused for its depth after the parse)": (
+        lambda n: " AND ".join(f"a{i} > {i}" for i in range(n * 60)), lambda t: _refused(lambda: _compile(t))),
+    "sql92: string literal with quotes": (lambda n: "a = '" + "it''s " * (n * 100) + "'", _compile),
 }
 
 
