@@ -12,6 +12,9 @@ random point, and checks:
 * the old master restarts, cuts what it wrote alone, rejoins the SyncStateSet, and its CommitLog
   equals the new master's for the common range (files compared byte for byte).
 
+The same runs with the second replica a Java 5.0.0 broker (``test_sigkill_master_with_a_java_replica``,
+where ``../shared/javakit`` is): the Java broker is elected, and ours rejoins as its slave.
+
 The repetition count is ``MQCTL_SOAK_RUNS`` (default 1, the bounded sample CI runs); the long run is
 ``MQCTL_SOAK_RUNS=10 pytest tests/controller/test_kill_master.py -s``, one line per run.
 """
@@ -30,7 +33,7 @@ import pytest
 
 from tests.broker.helpers import pull_request
 from tests.ha.servers import OurProcess, OurServers
-from tests.javakit import free_port
+from tests.javakit import JavaProcess, JavaServers, free_port
 from tests.peers.bodies import mark_of
 from tests.peers.harness import Peer, require
 from wire import RemotingCommand, RequestCode, ResponseCode
@@ -111,7 +114,7 @@ def wait(cond: Any, what: str, timeout: float) -> float:
     return time.monotonic() - t0
 
 
-def commitlog(p: OurProcess, end: int) -> bytes:
+def commitlog(p: OurProcess | JavaProcess, end: int) -> bytes:
     out = bytearray()
     for f in sorted(p.commitlog_dir.iterdir()):
         out += f.read_bytes()
@@ -127,54 +130,73 @@ def node(servers: OurServers, ns: OurProcess, controller: str) -> OurProcess:
                           checkSyncStateSetPeriod="1000")
 
 
+def _soak(run: int, tmp_path: Path, servers: OurServers, second: Any, label: str) -> None:
+    """One run; ``second(ns, controller)`` starts the other replica (ours or Java's)."""
+    cport = free_port()
+    controller = f"127.0.0.1:{cport}"
+    ns = servers.namesrv(enableControllerInNamesrv="true", controllerDLegerPeers=f"n0-{controller}",
+                         controllerStorePath=str(tmp_path / "controller"))
+    a = node(servers, ns, controller)
+    wait(lambda: sync_state(controller).get("masterAddress") == a.addr, "the first broker is master", 30)
+    b = second(ns, controller)
+    create = RemotingCommand.request(17, {"topic": TOPIC, "defaultTopic": "TBW102", "readQueueNums": QUEUES,
+                                          "writeQueueNums": QUEUES, "perm": 6, "topicFilterType": "SINGLE_TAG",
+                                          "topicSysFlag": 0, "order": "false"})
+    assert call(a.addr, create).code == ResponseCode.SUCCESS
+    wait(lambda: members(controller) == {a.addr, b.addr}, "the slave joins the SyncStateSet", 60)
+
+    stop = tmp_path / "stop"
+    producer = Peer("cpp", "produce", {"namesrv": ns.addr, "topic": TOPIC, "count": 1_000_000, "size": 300,
+                                       "run_id": f"kill{run}", "interval_ms": 2, "send_timeout_ms": 3000,
+                                       "stop_file": str(stop)}, tmp_path)
+    target = random.randint(100, 400)
+    producer.wait_for(lambda rs: sum(r["event"] == "sent" for r in rs) >= target, 120)
+    a.kill()
+    killed_at = time.time()
+    elected = wait(lambda: sync_state(controller).get("masterAddress") == b.addr, "a new master", 30)
+    # the client finds the new master through the name server (its route refresh, 30 s at most)
+    producer.wait_for(lambda rs: sum(1 for r in rs if r["event"] == "sent" and r["t"] > killed_at + 0.5
+                                     and r["status"] == "SEND_OK") >= 10, 90)
+    stop.touch()
+    producer.finish(120, codes=(0,))
+
+    acked = {f"kill{run}:{r['i']}" for r in producer.sent if r["status"] == "SEND_OK"}
+    assert len(acked) >= target
+    on_new = pull_all(b.addr)
+    missing = sorted(acked - set(on_new))
+    assert not missing, f"{len(missing)} acknowledged messages are not on the new master, e.g. {missing[:5]}"
+
+    # the old master comes back as a slave, cuts its own tail, and holds the new master's log
+    servers.restart(a, graceful=False)
+    wait(lambda: members(controller) == {a.addr, b.addr}, "the old master rejoins the SyncStateSet", 90)
+    end = max_offset(b.addr)
+    wait(lambda: max_offset(a.addr) == end, "the old master catches up", 30)
+    same = commitlog(a, end) == commitlog(b, end)
+    sent_after = sum(1 for r in producer.sent if r["t"] > killed_at and r["status"] == "SEND_OK")
+    print(f"{label} run {run}: killed after {target} sends; new master in {elected:.2f} s; {len(acked)} SEND_OK, "
+          f"all on the new master: {not missing}; {sent_after} SEND_OK after the kill; old master back in "
+          f"the SyncStateSet, CommitLogs equal up to {end}: {same}")
+    assert same
+
+
 @pytest.mark.parametrize("run", range(RUNS))
 def test_sigkill_controller_master_loses_nothing_acknowledged(run: int, tmp_path: Path) -> None:
     require("cpp")
     with OurServers(tmp_path / "servers") as servers:
-        cport = free_port()
-        controller = f"127.0.0.1:{cport}"
-        ns = servers.namesrv(enableControllerInNamesrv="true", controllerDLegerPeers=f"n0-{controller}",
-                             controllerStorePath=str(tmp_path / "controller"))
-        a = node(servers, ns, controller)
-        wait(lambda: sync_state(controller).get("masterAddress") == a.addr, "the first broker is master", 30)
-        b = node(servers, ns, controller)
-        create = RemotingCommand.request(17, {"topic": TOPIC, "defaultTopic": "TBW102", "readQueueNums": QUEUES,
-                                              "writeQueueNums": QUEUES, "perm": 6, "topicFilterType": "SINGLE_TAG",
-                                              "topicSysFlag": 0, "order": "false"})
-        assert call(a.addr, create).code == ResponseCode.SUCCESS
-        wait(lambda: members(controller) == {a.addr, b.addr}, "the slave joins the SyncStateSet", 60)
+        _soak(run, tmp_path, servers, lambda ns, controller: node(servers, ns, controller), "ours+ours")
 
-        stop = tmp_path / "stop"
-        producer = Peer("cpp", "produce", {"namesrv": ns.addr, "topic": TOPIC, "count": 1_000_000, "size": 300,
-                                           "run_id": f"kill{run}", "interval_ms": 2, "send_timeout_ms": 3000,
-                                           "stop_file": str(stop)}, tmp_path)
-        target = random.randint(100, 400)
-        producer.wait_for(lambda rs: sum(r["event"] == "sent" for r in rs) >= target, 120)
-        a.kill()
-        killed_at = time.time()
-        elected = wait(lambda: sync_state(controller).get("masterAddress") == b.addr, "a new master", 30)
-        # the client finds the new master through the name server (its route refresh, 30 s at most)
-        producer.wait_for(lambda rs: sum(1 for r in rs if r["event"] == "sent" and r["t"] > killed_at + 0.5
-                                         and r["status"] == "SEND_OK") >= 10, 90)
-        stop.touch()
-        producer.finish(120, codes=(0,))
 
-        acked = {f"kill{run}:{r['i']}" for r in producer.sent if r["status"] == "SEND_OK"}
-        assert len(acked) >= target
-        on_new = pull_all(b.addr)
-        missing = sorted(acked - set(on_new))
-        assert not missing, f"{len(missing)} acknowledged messages are not on the new master, e.g. {missing[:5]}"
+@pytest.mark.parametrize("run", range(RUNS))
+def test_sigkill_master_with_a_java_replica(run: int, tmp_path: Path, java_servers: JavaServers) -> None:
+    """The same with the second replica a Java 5.0.0 broker: our master is killed, the Java broker
+    is elected by our controller, and our broker rejoins as the Java broker's slave."""
+    require("cpp")
 
-        # the old master comes back as a slave, cuts its own tail, and holds the new master's log
-        alone = a.commitlog_dir
-        assert alone.exists()
-        servers.restart(a, graceful=False)
-        wait(lambda: members(controller) == {a.addr, b.addr}, "the old master rejoins the SyncStateSet", 60)
-        end = max_offset(b.addr)
-        wait(lambda: max_offset(a.addr) == end, "the old master catches up", 30)
-        same = commitlog(a, end) == commitlog(b, end)
-        sent_after = sum(1 for r in producer.sent if r["t"] > killed_at and r["status"] == "SEND_OK")
-        print(f"run {run}: killed after {target} sends; new master in {elected:.2f} s; {len(acked)} SEND_OK, "
-              f"all on the new master: {not missing}; {sent_after} SEND_OK after the kill; old master back in "
-              f"the SyncStateSet, CommitLogs equal up to {end}: {same}")
-        assert same
+    def java_replica(ns: OurProcess, controller: str) -> JavaProcess:
+        return java_servers.broker("5.0.0", namesrv=ns.addr, cluster="KillCluster", name=NAME, broker_id=-1,
+                                   role="SLAVE", enableControllerMode="true", controllerAddr=controller,
+                                   allAckInSyncStateSet="true",
+                                   storePathEpochFile="@NODE_DIR@/store/epochFileCheckpoint")
+
+    with OurServers(tmp_path / "servers") as servers:
+        _soak(run, tmp_path, servers, java_replica, "ours+java")
