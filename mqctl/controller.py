@@ -9,7 +9,7 @@ the name server lists. They work against the Java 5.0.0 controller and the refer
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -132,18 +132,30 @@ def elect(
 @app.command()
 def epochs(
     ctx: typer.Context,
-    broker: Annotated[str, typer.Argument(help="Broker name, e.g. broker-c.")],
+    broker: Annotated[str | None, typer.Argument(help="Broker name, e.g. broker-c.")] = None,
     cluster: Annotated[str | None, typer.Option("--cluster", "-c", help="Its cluster.")] = None,
+    file: Annotated[Path | None, typer.Option(
+        "--file", help="Read an epoch file (storePathEpochFile, Java's or ours) instead of asking "
+        "brokers.")] = None,
 ) -> None:
     """Every replica's epoch entries and CommitLog end (GET_BROKER_EPOCH_CACHE; mqadmin
-    getBrokerEpoch)."""
+    getBrokerEpoch), or the entries of one epoch file on disk (``--file``)."""
+    from .errors import CliError, UsageError
+    from .runner import settings
+
+    out = settings(ctx).output
+    if file is not None:
+        if broker is not None:
+            raise UsageError("give a broker name or --file, not both")
+        _epoch_file(out, file)
+        return
+    if broker is None:
+        raise UsageError("a broker name (or --file) is needed")
     from wire.admin import controller as api
 
-    from .errors import CliError
-    from .runner import run, settings
+    from .runner import run
 
     found = run(ctx, api.broker_epochs, broker_name=broker, cluster=cluster)
-    out = settings(ctx).output
     if out.format != "table":
         out.data(found)
     else:
@@ -158,3 +170,26 @@ def epochs(
                       [(e.epoch, e.start_offset, e.end_offset) for e in c.epoch_list or ()])
     if any(b.cache is None for b in found):
         raise CliError("some replicas did not answer GET_BROKER_EPOCH_CACHE")
+
+
+def _epoch_file(out: Any, path: Path) -> None:
+    from wire.errors import DecodeError
+    from wire.ha.autoswitch import EpochCache
+    from wire.ha.epoch import decode_epoch_file
+
+    from .errors import CliError
+
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CliError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        entries = decode_epoch_file(data)
+    except DecodeError as exc:
+        raise CliError(f"{path}: {exc}") from None
+    ranges = EpochCache(entries).ranges()
+    rows = [(r.epoch, r.start_offset, r.end_offset) for r in ranges]
+    if out.format != "table":
+        out.data([{"epoch": e, "start_offset": a, "end_offset": b} for e, a, b in rows])
+        return
+    out.table(["#Epoch", "#StartOffset", "#EndOffset"], rows)

@@ -125,6 +125,17 @@ def test_controller_commands(group: Group, mqctl: Callable[..., Ran]) -> None:
     assert r.exit_code != 0 and "2011" in r.output
     r = mqctl("controller", "metadata", "-a", a)
     assert r.exit_code == 0 and "#ControllerLeaderAddress" in r.stdout
+    # an epoch file on disk, ours (and Java's format: the bytes of CheckpointFile's own example)
+    r = mqctl("-o", "json", "controller", "epochs", "--file", group.broker.config.get("storePathEpochFile"))
+    assert r.exit_code == 0 and json.loads(r.stdout) == [
+        {"epoch": 1, "start_offset": 0, "end_offset": 2**63 - 1}], r.output
+    java_file = group.tmp / "javaEpochFile"
+    java_file.write_text("2\n773307083\n7-7000\n8-8000\n")
+    r = mqctl("controller", "epochs", "--file", str(java_file))
+    assert r.exit_code == 0 and "7000" in r.stdout and "8000" in r.stdout, r.output
+    java_file.write_text("2\n1\n7-7000\n8-8000\n")
+    r = mqctl("controller", "epochs", "--file", str(java_file))
+    assert r.exit_code != 0 and "CRC" in r.output and "Traceback" not in r.output
     # the same under ``ha``
     r = mqctl("-o", "json", "ha", "sync-state-set", "-a", a, NAME)
     assert r.exit_code == 0 and json.loads(r.stdout)[NAME]["master_address"] == group.broker.address
