@@ -22,10 +22,10 @@ from reference_broker.broker.processors.pull import tag_codes
 from reference_broker.broker.props import java_properties_text
 from reference_broker.broker.subscriptions import SubscriptionGroupManager
 from reference_broker.broker.topics import TopicConfigManager, topic_config_to_string
-from tests.broker.helpers import broker_config
+from tests.broker.helpers import broker_config, client, run, running_broker, send_request
 from tests.conftest import shared_path
 from tests.pcaputil import streams
-from wire import FrameBuffer, RemotingCommand, decode_frame
+from wire import FrameBuffer, RemotingCommand, ResponseCode, decode_frame
 from wire.bodies import KVTable, MessageQueue, RegisterBrokerBody, SubscriptionData, TopicConfig
 from wire.message import decode_properties, iter_stored_messages, java_string_hash
 
@@ -268,6 +268,34 @@ def test_parked_pull_wakes_on_arrival_and_expires() -> None:
 def test_tag_codes() -> None:
     assert tag_codes("*") is None and tag_codes("") is None and tag_codes(None) is None
     assert tag_codes("TagA || TagB ||  ") == {java_string_hash("TagA"), java_string_hash("TagB")}
+
+
+def test_a_tag_expression_is_bounded(tmp_path: Path) -> None:
+    """9 MB of 'a||a||…' in a pull's subscription was hashed tag by tag on the event loop, at every
+    pull (and kept by the cache): beyond 64 KiB it is SUBSCRIPTION_PARSE_FAILED, Java's answer to
+    a subscription FilterAPI cannot build."""
+    from reference_broker.broker.processors.pull import MAX_TAG_EXPRESSION, SubscriptionTooLong
+
+    fits = "||".join(["TagA"] * (MAX_TAG_EXPRESSION // 6))
+    assert len(fits) <= MAX_TAG_EXPRESSION and tag_codes(fits) == {java_string_hash("TagA")}
+    with pytest.raises(SubscriptionTooLong):
+        tag_codes(fits + "||TagB" * 10)
+
+    async def main() -> None:
+        async with running_broker(tmp_path) as b:
+            c = await client(b)
+            assert (await c.request(send_request("T", b"m"))).code == ResponseCode.SUCCESS
+            ext = {"consumerGroup": "G", "topic": "T", "queueId": "0", "queueOffset": "0", "maxMsgNums": "32",
+                   "sysFlag": "4", "commitOffset": "0", "suspendTimeoutMillis": "0", "subVersion": "0",
+                   "expressionType": "TAG"}
+            r = await c.request(RemotingCommand.request(11, {**ext, "subscription": "a||" * 100_000}), timeout=30)
+            assert (r.code, r.remark) == (ResponseCode.SUBSCRIPTION_PARSE_FAILED,
+                                          "parse the consumer's subscription failed")
+            r = await c.request(RemotingCommand.request(11, {**ext, "subscription": "*"}))
+            assert r.code == ResponseCode.SUCCESS
+            await c.aclose()
+
+    run(main())
 
 
 # ------------------------------------------------------------------ properties as Java stores them

@@ -21,6 +21,7 @@ or parked.
 from __future__ import annotations
 
 import json
+import logging
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -137,12 +138,30 @@ def parse_pull_header(req: RemotingCommand) -> PullHeader:
     )
 
 
+log = logging.getLogger("reference_broker.broker")
+
+#: the longest tag expression a pull is filtered by (``tagA || tagB``, a few dozen characters in
+#: practice): its tags are hashed on the event loop, and 9 MB of them took seconds at every pull
+#: (Java has no bound; it hashes them in its pull pool)
+MAX_TAG_EXPRESSION = 64 * 1024
+
+
+class SubscriptionTooLong(ValueError):
+    """A tag expression longer than :data:`MAX_TAG_EXPRESSION`."""
+
+
 @lru_cache(maxsize=1024)
 def tag_codes(sub_string: str | None) -> frozenset[int] | None:
-    """``FilterAPI.buildSubscriptionData``: the tag hash codes of ``tagA || tagB``, or None for all."""
+    """``FilterAPI.buildSubscriptionData``: the tag hash codes of ``tagA || tagB``, or None for all.
+    An expression longer than :data:`MAX_TAG_EXPRESSION` raises :class:`SubscriptionTooLong`."""
     if sub_string is None or sub_string == C.SUB_ALL or not sub_string:
         return None
-    return frozenset(java_string_hash(t.strip()) for t in sub_string.split("||") if t.strip())
+    if len(sub_string) > MAX_TAG_EXPRESSION:
+        raise SubscriptionTooLong(f"the tag expression is {len(sub_string)} characters long; at most "
+                                  f"{MAX_TAG_EXPRESSION} are read")
+    tags = {t.strip() for t in sub_string.split("||")}
+    tags.discard("")
+    return frozenset(java_string_hash(t) for t in tags)
 
 
 def _codes_of(sub: SubscriptionData) -> frozenset[int] | None:
@@ -204,7 +223,14 @@ def process_pull(
     if sys_flag & _SUBSCRIPTION:
         expression_type = h.expression_type
         if _is_tag_type(expression_type):
-            codes = tag_codes(h.subscription)
+            try:
+                codes = tag_codes(h.subscription)
+            except SubscriptionTooLong as exc:  # FilterAPI.build failing is answered so
+                log.warning("parse the consumer's subscription[%d chars] failed, group: %s: %s",
+                            len(h.subscription or ""), group, exc)
+                return req.response(
+                    ResponseCode.SUBSCRIPTION_PARSE_FAILED, "parse the consumer's subscription failed"
+                )
         elif not h.subscription:
             return req.response(
                 ResponseCode.SUBSCRIPTION_PARSE_FAILED, "parse the consumer's subscription failed"
@@ -235,7 +261,13 @@ def process_pull(
             )
         expression_type = sub.expression_type
         if _is_tag_type(expression_type):
-            codes = _codes_of(sub)
+            try:
+                codes = _codes_of(sub)
+            except SubscriptionTooLong as exc:
+                log.warning("the consumer's subscription of group %s cannot be used: %s", group, exc)
+                return req.response(
+                    ResponseCode.SUBSCRIPTION_PARSE_FAILED, "parse the consumer's subscription failed"
+                )
         else:
             # ConsumerFilterManager.get: the filter the heartbeat registered
             codes = None
