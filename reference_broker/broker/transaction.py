@@ -64,7 +64,8 @@ from wire.message import (
     encode_stored_message,
 )
 
-from ..store import GetStatus, MessageToStore, PutResult, PutStatus
+from ..periodic import log_failure
+from ..store import GetStatus, MessageToStore, PutResult, PutStatus, StoreError
 from . import constants as C
 from .props import java_properties_text
 
@@ -166,8 +167,9 @@ class TransactionService:
                 await self.check()
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("Check error")
+            except Exception as exc:  # mirrors TransactionalMessageCheckService: log, go on
+                # the store's and the disk's errors are one line; anything else is a bug of ours
+                log_failure(log, "Check", exc, (StoreError, OSError))
 
     # ------------------------------------------------------------------ store access
 

@@ -8,7 +8,10 @@ broker."""
 from __future__ import annotations
 
 import asyncio
+import errno
 from pathlib import Path
+
+import pytest
 
 from reference_broker.broker import Broker
 from tests.broker.helpers import client, run, running_cluster, send_request
@@ -162,3 +165,31 @@ def test_force_register_false_asks_query_data_version(tmp_path: Path) -> None:
             assert registered == [1]
 
     run(main(), 60)
+
+
+@pytest.mark.provokes_error_log(r"^Check failed$")
+def test_the_check_service_outlives_a_failed_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    # a pass that meets a disk's (or the store's) error logs one line; any other exception is a
+    # bug of ours, logged with its traceback; the service goes on with its next pass either way
+    async def main() -> None:
+        async with running_cluster(tmp_path, **FAST) as (_, b):
+            service = b.transactions
+            real = service.check
+            calls: list[int] = []
+
+            async def check() -> None:
+                calls.append(1)
+                if len(calls) == 1:
+                    raise OSError(errno.EIO, "Input/output error")
+                if len(calls) == 2:
+                    raise KeyError("a bug")
+                await real()
+
+            monkeypatch.setattr(service, "check", check)
+            await _wait_for(lambda: len(calls) >= 3)
+
+    run(main(), 60)
+    failed = [r for r in caplog.records if r.getMessage().startswith("Check failed")]
+    assert [r.exc_info is not None for r in failed] == [False, True]
+    assert "Input/output error" in failed[0].getMessage()
