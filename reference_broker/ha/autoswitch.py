@@ -501,6 +501,8 @@ class AutoSwitchHAService:
         self.connections: list[AutoSwitchConnection] = []
         self.client: AutoSwitchClient | None = None
         self.sync_state_set: set[str] = set()
+        #: a SyncStateSet sent to the controller and not answered yet
+        self.proposed: set[str] = set()
         #: a slave's confirm offset (from its master's frames); a master computes its own
         self.confirm = -1
         self._master_confirm = -1
@@ -646,6 +648,7 @@ class AutoSwitchHAService:
             await self.client.stop()
         self.role = "slave"
         self.sync_state_set = set()
+        self.proposed = set()
         self.client = AutoSwitchClient(self, slave_id)
         self.client.start()
         log.info("change ha to slave success, newMasterEpoch %d", epoch)
@@ -674,22 +677,38 @@ class AutoSwitchHAService:
 
     # ------------------------------------------------------------------ sync state set, confirm
     def set_sync_state_set(self, members: set[str]) -> None:
+        """The controller's answer: the set, and the end of any proposal in flight."""
         self.sync_state_set = set(members)
+        self.proposed = set()
         self._recompute_confirm()
+
+    def proposal_ended(self) -> None:
+        """A proposal was refused or got no answer: the local set alone counts again."""
+        if self.proposed:
+            self.proposed = set()
+            self._recompute_confirm()
+
+    @property
+    def members(self) -> set[str]:
+        """Whose acks the confirm offset waits for: the set, and while a change is with the
+        controller, the proposed set too (apache/rocketmq#5663: a put acked by the old set alone
+        while the controller already applied a larger one could be lost at the next election)."""
+        return self.sync_state_set | self.proposed
 
     @property
     def confirm_offset(self) -> int:
         """``getConfirmOffset``."""
         if self.role != "master":
             return self.confirm
-        if len(self.sync_state_set) <= 1:
+        if len(self.members) <= 1:
             return self.store.commitlog_max_offset()
         return self._master_confirm
 
     def _recompute_confirm(self) -> None:
         confirm = self.store.commitlog_max_offset()
+        members = self.members
         for c in self.connections:
-            if c.session.slave in self.sync_state_set:
+            if c.session.slave in members:
                 confirm = min(confirm, c.session.ack_offset)
         moved = confirm > self._master_confirm
         self._master_confirm = confirm
@@ -704,7 +723,7 @@ class AutoSwitchHAService:
     def _appended(self, end: int) -> None:
         for c in self.connections:
             c.wake()
-        if self.role == "master" and len(self.sync_state_set) <= 1:
+        if self.role == "master" and len(self.members) <= 1:
             self.waiters.advance(0, end)
 
     def _acked(self, conn: AutoSwitchConnection, ack: int) -> None:
@@ -713,14 +732,14 @@ class AutoSwitchHAService:
             caught = now_ms() if self.store.commitlog_max_offset() == ack else conn.last_transfer_ms
             self.caught_up(slave, caught)
             self._maybe_expand(slave, ack)
-        if slave in self.sync_state_set:
+        if slave in self.members:
             self._recompute_confirm()
 
     def caught_up(self, slave: str, when: int) -> None:
         self.caught_up_ms[slave] = max(self.caught_up_ms.get(slave, 0), when)
 
     def _maybe_expand(self, slave: str, ack: int) -> None:
-        if self.role != "master" or slave in self.sync_state_set:
+        if self.role != "master" or slave in self.sync_state_set or self.proposed:
             return
         last = self.epochs.cache.last()
         if ack >= self.confirm_offset and last is not None and ack >= last.start_offset:
@@ -740,6 +759,8 @@ class AutoSwitchHAService:
 
     def _propose(self, members: set[str]) -> None:
         if self.on_sync_state_set is not None:
+            self.proposed = set(members)
+            self._recompute_confirm()
             self.on_sync_state_set(set(members))
 
     def wait_for_replicas(self, begin: int, end: int) -> Awaitable[PutStatus]:

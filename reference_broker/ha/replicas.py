@@ -238,8 +238,10 @@ class ReplicasManager:
             resp = await self._call(cmd)
         except (RemotingIOError, OSError, TimeoutError) as exc:
             log.error("alter SyncStateSet to %s: %s", sorted(members), exc)
+            self.ha.proposal_ended()
             return
         if resp.code != ResponseCode.SUCCESS:
+            self.ha.proposal_ended()
             log.warning("alter SyncStateSet to %s refused: %s %s", sorted(members), resp.code_name,
                         resp.remark)
             return
@@ -247,6 +249,7 @@ class ReplicasManager:
         new = SyncStateSet.decode(resp.body or b"{}")
         self.change_sync_state_set({str(m) for m in new.sync_state_set},
                                    new.sync_state_set_epoch or h.new_sync_state_set_epoch or 0)
+        self.ha.proposal_ended()
 
     # ------------------------------------------------------------------ roles
     def change_sync_state_set(self, members: set[str], epoch: int) -> None:

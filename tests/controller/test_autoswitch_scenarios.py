@@ -15,6 +15,9 @@
 * ``failover-before-any-data`` (ours): the master changes twice before anything is written (the
   new master may hold epoch 2 alone, the old one epoch 1 alone); the old master, its log empty,
   follows from 0 instead of refusing forever as a Java slave does.
+* ``expand-in-flight`` (ours, apache/rocketmq#5663): while a larger set is with the controller, an
+  all-ack put waits for the proposed members too; the slave stops acking then, and the put times out
+  instead of being acknowledged by the master alone.
 * ``truncate-then-change-master``: the master's epoch-1 file is deleted (epoch file prefix cut),
   a new slave starts at what remains; a new master at epoch 3 is followed by the old one.
 
@@ -34,7 +37,7 @@ from reference_broker.store import MessageStore, PutStatus
 from tests.store.storeutil import message, small_config
 
 IDS = ["confirm-offset", "async-learner", "all-ack", "many-role-changes", "add-broker", "sync-from-last-file",
-       "truncate-then-change-master", "failover-before-any-data"]
+       "truncate-then-change-master", "failover-before-any-data", "expand-in-flight"]
 RESULTS: dict[str, str] = {}
 TOPIC = "FooBar"
 
@@ -341,6 +344,37 @@ def test_failover_before_any_data(tmp_path: Path) -> None:
                 await n.stop()
 
     scenario("failover-before-any-data", body, tmp_path)
+
+
+def test_expand_in_flight(tmp_path: Path) -> None:
+    async def body(tmp: Path) -> None:
+        n1 = await Node(tmp, 1, FILE, all_ack_in_sync_state_set=True).start()
+        n2 = await Node(tmp, 2, FILE).start()
+        try:
+            n1.store.set_broker_role("SYNC_MASTER")
+            assert await n1.ha.change_to_master(1)
+            n1.ha.set_sync_state_set({n1.address})
+            assert await n2.ha.change_to_slave(1, 2)
+            n2.ha.update_ha_master_address(n1.ha_address)
+            assert set(await n1.put(5)) == {PutStatus.PUT_OK}
+            await has(n2, 5, 0)
+            await n1.put(1)
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 10
+            while not n1.proposals:      # the controller (here: nobody) has the proposal
+                assert loop.time() < end
+                await asyncio.sleep(0.05)
+            assert n1.ha.members == {n1.address, n2.address} and n1.ha.sync_state_set == {n1.address}
+            assert n2.ha.client is not None
+            n2.ha.client.session.receive_data = lambda *args, **kwargs: []  # type: ignore[method-assign]
+            assert await n1.put(1) == [PutStatus.FLUSH_SLAVE_TIMEOUT]
+            n1.ha.proposal_ended()       # refused: the master's own ack counts alone again
+            assert await n1.put(1) == [PutStatus.PUT_OK]
+        finally:
+            for n in (n1, n2):
+                await n.stop()
+
+    scenario("expand-in-flight", body, tmp_path)
 
 
 def test_every_scenario_passed() -> None:
