@@ -146,3 +146,62 @@ def test_resume_check_half_message(our_servers: tuple[str, str], java_pair: tupl
     assert java[0][0] == (0, None)
     assert java[0][1:] == [(1, "Exception was thrown when putting message back to RMQ_SYS_TRANS_HALF_TOPIC.")] * 3
     assert "0" in ours[1] and "0" in java[1]
+
+
+def test_reset_offset_answers(our_servers: tuple[str, str], java_pair: tuple[str, str]) -> None:
+    """INVOKE_BROKER_TO_RESET_OFFSET (mqadmin resetOffsetByTime) on both brokers: the refusals
+    (no topic, no offsets, no consumer online), then with a consumer online the table answered
+    and the RESET_CONSUMER_CLIENT_OFFSET the consumer gets."""
+    from tests.broker.helpers import heartbeat_request, send_request
+    from wire import RemotingCommand
+    from wire.aio import RemotingConnection, connect
+    from wire.bodies import ResetOffsetBody
+
+    def reset(topic: str, force: bool) -> RemotingCommand:
+        return RemotingCommand.request(222, {"topic": topic, "group": "ResetG", "timestamp": "0",
+                                             "isForce": "true" if force else "false"})
+
+    def table(body: bytes | None) -> dict[int, int] | None:
+        if not body:
+            return None
+        return {mq.queue_id: o for mq, o in ResetOffsetBody.decode(body).offset_table.items()}
+
+    async def answers(broker: str) -> list[object]:
+        host, port = broker.rsplit(":", 1)
+        conn = await connect(host, int(port))
+        for i in range(5):
+            assert (await conn.request(send_request("ResetT", f"r{i}".encode(), queue_id=0), 10)).code == 0
+        out: list[object] = []
+        for req in (reset("NoSuchResetTopic", False), reset("ResetT", False)):
+            r = await conn.request(req, 10)
+            out.append((r.code, r.remark))
+        for q in range(4):
+            conn.oneway(RemotingCommand.request(15, {"consumerGroup": "ResetG", "topic": "ResetT", "queueId": q,
+                                                     "commitOffset": 5 if q == 0 else 0}))
+        await asyncio.sleep(0.5)
+        r = await conn.request(reset("ResetT", False), 10)
+        out.append((r.code, r.remark))
+        told: list[RemotingCommand] = []
+
+        def consumer(c: RemotingConnection, req: RemotingCommand) -> None:
+            if req.code == 220:
+                told.append(req)
+
+        reader = await connect(host, int(port), handler=consumer)
+        hb = heartbeat_request("127.0.0.1@resetreader", consumer_group="ResetG", topics=("ResetT",))
+        assert (await reader.request(hb, 10)).code == 0
+        for force in (False, True):
+            r = await conn.request(reset("ResetT", force), 10)
+            out.append((r.code, r.remark, table(r.body)))
+        for _ in range(100):
+            if len(told) == 2:
+                break
+            await asyncio.sleep(0.05)
+        out += [(sorted(t.ext_fields.items()), table(t.body)) for t in told]
+        await reader.aclose()
+        await conn.aclose()
+        return out
+
+    ours, java = asyncio.run(answers(our_servers[1])), asyncio.run(answers(java_pair[1]))
+    assert ours == java, f"ours {ours}\njava {java}"
+    assert java[2][0] == 206 and len(java) == 7

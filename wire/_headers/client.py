@@ -407,6 +407,19 @@ class CheckTransactionStateRequestHeader(RpcRequestHeader):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ResetOffsetRequestHeader(CustomHeader):
+    """INVOKE_BROKER_TO_RESET_OFFSET (222), admin to broker (mqadmin resetOffsetByTime), and
+    RESET_CONSUMER_CLIENT_OFFSET (220), broker to each consumer of the group: the offsets of
+    ``group`` on ``topic`` go back (or forward, with ``isForce``) to the first message stored at
+    ``timestamp`` (-1: the queue's end). ``isForce`` is sent under the field's own name."""
+
+    topic: str = field(metadata=_nn("topic"))
+    group: str = field(metadata=_nn("group"))
+    timestamp: int = field(metadata=_nn("timestamp", _L))
+    is_force: bool = field(metadata=_nn("isForce", _PB))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ResumeCheckHalfMessageRequestHeader(CustomHeader):
     """RESUME_CHECK_HALF_MESSAGE (323), admin to broker (mqadmin resumeCheckHalfMessage): write
     the message at the offset message id ``msgId`` again into ``RMQ_SYS_TRANS_HALF_TOPIC`` with

@@ -39,6 +39,8 @@ REQUEST_HEADERS: dict[int, type[CustomHeader]] = {
     _RC.CHECK_TRANSACTION_STATE: client.CheckTransactionStateRequestHeader,
     _RC.PUSH_REPLY_MESSAGE_TO_CLIENT: client.ReplyMessageRequestHeader,
     _RC.RESUME_CHECK_HALF_MESSAGE: client.ResumeCheckHalfMessageRequestHeader,
+    _RC.INVOKE_BROKER_TO_RESET_OFFSET: client.ResetOffsetRequestHeader,
+    _RC.RESET_CONSUMER_CLIENT_OFFSET: client.ResetOffsetRequestHeader,
     _RC.GET_CONSUMER_LIST_BY_GROUP: client.GetConsumerListByGroupRequestHeader,
     _RC.NOTIFY_CONSUMER_IDS_CHANGED: client.NotifyConsumerIdsChangedRequestHeader,
     _RC.LOCK_BATCH_MQ: client.LockBatchMqRequestHeader,

@@ -44,6 +44,9 @@ __all__ = [
     "ProducerData",
     "ProducerInfo",
     "ProducerTableInfo",
+    "ResetOffsetBody",
+    "ResetOffsetBodyForC",
+    "ResetOffsetEntryForC",
     "SubscriptionData",
     "TopicOffset",
     "TopicStatsTable",
@@ -250,6 +253,32 @@ class ConsumeStats(JsonBody):
     offset_table: Mapping[MessageQueue, OffsetWrapper] = prop(
         "offsetTable", Map(MESSAGE_QUEUE_KEY, Obj(OffsetWrapper)), factory=dict)
     consume_tps: float = prop("consumeTps", DOUBLE, 0.0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResetOffsetBody(JsonBody):
+    """``ResetOffsetBody``: the offset per :class:`MessageQueue` of a reset (the answer to
+    INVOKE_BROKER_TO_RESET_OFFSET, and what RESET_CONSUMER_CLIENT_OFFSET tells a Java client)."""
+
+    offset_table: Mapping[MessageQueue, int] = prop("offsetTable", Map(MESSAGE_QUEUE_KEY, LONG), factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResetOffsetEntryForC(JsonBody):
+    """``MessageQueueForC``: one queue and its offset in :class:`ResetOffsetBodyForC`."""
+
+    topic: str | None = prop("topic", STR, None)
+    broker_name: str | None = prop("brokerName", STR, None)
+    queue_id: int = prop("queueId", INT, 0)
+    offset: int = prop("offset", LONG, 0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResetOffsetBodyForC(JsonBody):
+    """``ResetOffsetBodyForC``: the same as a list, which RESET_CONSUMER_CLIENT_OFFSET carries
+    when the reset was asked in the CPP language (the C++ client cannot read object keys)."""
+
+    offset_table: tuple[ResetOffsetEntryForC, ...] = prop("offsetTable", Seq(Obj(ResetOffsetEntryForC)), ())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
