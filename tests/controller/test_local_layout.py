@@ -48,6 +48,10 @@ def test_controller_layout(tmp_path: Path) -> None:
         assert all([(x["epoch"], x["start_offset"]) for x in e["cache"]["epoch_list"]] == [(1, 0)] for e in epochs)
         meta = json.loads(ok("-o", "json", "controller", "metadata", "-a", controller).stdout)
         assert meta["leader_address"] == controller
+        status = json.loads(ok("-n", ns, "-o", "json", "ha", "status", "-b", sss["master_address"]).stdout)
+        (master,) = status
+        assert master["master"] is True and master["in_sync_slave_nums"] == 2
+        assert len(master["slaves"]) == 2 and all(s["in_sync"] for s in master["slaves"])
     finally:
         down = run_mqctl("cluster", "down", "--dir", str(d), timeout=90)
     assert down.returncode == 0, down.stderr
