@@ -258,3 +258,76 @@ async def test_embedded_in_the_name_server(tmp_path: Path) -> None:
             assert meta.ext_fields["controllerLeaderAddress"] == ns.controller.address
             assert (await _register(c, "127.0.0.1:1001")).code == 0
     assert (tmp_path / "ctl" / "events.log").exists()
+
+
+@aio
+async def test_unclean_election_only_when_enabled(tmp_path: Path) -> None:
+    """The master goes while the only other replica is not in the SyncStateSet: no master (2004,
+    the master is cleared) unless ``enableElectUncleanMaster``, then that replica is elected."""
+    for unclean in (False, True):
+        cfg = ControllerConfig({"enableElectUncleanMaster": str(unclean).lower()})
+        async with Controller(cfg, port=0, store_path=tmp_path / f"u{unclean}") as c:
+            a = await connect("127.0.0.1", c.port)
+            async with await connect("127.0.0.1", c.port) as b:
+                await _register(a, "127.0.0.1:1001")
+                await _register(b, "127.0.0.1:2001")      # never joins the set
+                await a.aclose()
+                loop = asyncio.get_running_loop()
+                end = loop.time() + 5
+                while c.replicas.groups[NAME].master == "127.0.0.1:1001":
+                    assert loop.time() < end
+                    await asyncio.sleep(0.02)
+                g = c.replicas.groups[NAME]
+                assert g.master == ("127.0.0.1:2001" if unclean else "")
+                assert g.master_epoch == 2
+
+
+@aio
+async def test_heartbeat_timeout_elects(tmp_path: Path) -> None:
+    """A master whose heartbeats stop (its connection still open) is found by the scan after its
+    heartbeatTimeoutMillis, its connection closed, and the in-sync slave elected."""
+    cfg = ControllerConfig({"scanNotActiveBrokerInterval": "100"})
+    async with Controller(cfg, port=0, store_path=tmp_path) as c:
+        async with await connect("127.0.0.1", c.port) as a, await connect("127.0.0.1", c.port) as b:
+            m, s = "127.0.0.1:1001", "127.0.0.1:2001"
+            await a.request(request(RequestCode.CONTROLLER_REGISTER_BROKER, RegisterBrokerToControllerRequestHeader(
+                cluster_name=CLUSTER, broker_name=NAME, broker_address=m, epoch=-1, max_offset=0,
+                heartbeat_timeout_millis=600)))
+            await _register(b, s)
+            assert (await _alter(a, m, 1, [m, s], 1)).code == 0
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 10
+            while c.replicas.groups[NAME].master != s:
+                assert loop.time() < end, c.replicas.groups[NAME]
+                b.oneway(request(RequestCode.BROKER_HEARTBEAT, BrokerHeartbeatRequestHeader(
+                    cluster_name=CLUSTER, broker_addr=s, broker_name=NAME, epoch=1, max_offset=0), oneway=True))
+                await asyncio.sleep(0.1)
+            await asyncio.wait_for(a.wait_closed(), 5)     # the controller closed the silent master
+
+
+@aio
+async def test_clean_broker_data(controller: Controller) -> None:
+    from wire.headers import CleanControllerBrokerDataRequestHeader
+
+    async def clean(conn: RemotingConnection, addrs: str | None, living: bool = False) -> RemotingCommand:
+        return await conn.request(request(RequestCode.CLEAN_BROKER_DATA, CleanControllerBrokerDataRequestHeader(
+            cluster_name=CLUSTER, broker_name=NAME, broker_address=addrs, is_clean_living_broker=living)))
+
+    async with await connect("127.0.0.1", controller.port) as admin:
+        a = await connect("127.0.0.1", controller.port)
+        b = await connect("127.0.0.1", controller.port)
+        await _register(a, "127.0.0.1:1001")
+        await _register(b, "127.0.0.1:2001")
+        assert (await clean(admin, None)).code == ResponseCode.CONTROLLER_INVALID_CLEAN_BROKER_METADATA
+        assert (await clean(admin, "127.0.0.1:2001")).code == ResponseCode.CONTROLLER_INVALID_CLEAN_BROKER_METADATA
+        await b.aclose()
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 5
+        while controller.is_alive(CLUSTER, "127.0.0.1:2001"):
+            assert loop.time() < end
+            await asyncio.sleep(0.02)
+        assert (await clean(admin, "127.0.0.1:2001")).code == 0
+        assert set(controller.replicas.groups[NAME].ids) == {"127.0.0.1:1001"}
+        assert (await clean(admin, None, living=True)).code == 0
+        assert NAME not in controller.replicas.groups
+        await a.aclose()
