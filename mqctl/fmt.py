@@ -9,14 +9,21 @@ __all__ = ["dash", "human_ms", "human_s", "java_fixed", "perm_text"]
 
 
 def human_ms(ms: int, tz: tzinfo | None = None) -> str:
-    """``UtilAll.timeMillisToHumanString2``: ``yyyy-MM-dd HH:mm:ss,SSS`` in ``tz`` (default local)."""
-    dt = datetime.fromtimestamp(ms / 1000, tz)
+    """``UtilAll.timeMillisToHumanString2``: ``yyyy-MM-dd HH:mm:ss,SSS`` in ``tz`` (default local).
+    A time no calendar holds (a damaged file, a server's garbage) is shown as its number."""
+    try:
+        dt = datetime.fromtimestamp(ms / 1000, tz)
+    except (ValueError, OverflowError, OSError):
+        return f"{ms} (not a date)"
     return dt.strftime("%Y-%m-%d %H:%M:%S") + f",{ms % 1000:03d}"
 
 
 def human_s(ms: int, tz: tzinfo | None = None) -> str:
     """``UtilAll.formatDate(..., YYYY_MM_DD_HH_MM_SS)``: ``yyyy-MM-dd HH:mm:ss``."""
-    return datetime.fromtimestamp(ms / 1000, tz).strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz).strftime("%Y-%m-%d %H:%M:%S")
+    except (ValueError, OverflowError, OSError):
+        return f"{ms} (not a date)"
 
 
 def dash(value: object) -> str:

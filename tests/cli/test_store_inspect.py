@@ -173,6 +173,17 @@ def test_store_inspect_json_and_messages(tmp_path, main):
     assert rc == 0 and ("body-0-0" * 8).encode().hex() in out
 
 
+def test_times_no_calendar_holds_are_shown_as_numbers(tmp_path, main):
+    """A damaged checkpoint's times (year 194,783,257) are shown as their numbers, not an
+    internal error."""
+    b = build_store(tmp_path / "store")
+    (b.root / "checkpoint").write_bytes(encode_checkpoint(StoreCheckpoint(2**62, -(2**62), 2**63 - 1, 0))
+                                        .ljust(4096, b"\0"))
+    rc, out, err = main("store", "inspect", str(b.root))
+    assert rc == 0 and "internal error" not in err
+    assert f"physic {2**62} (not a date), logics {-(2**62)} (not a date)" in out
+
+
 def test_not_a_store(tmp_path, main):
     assert main("store", "inspect", str(tmp_path))[0] == 2
     assert main("store", "inspect", str(tmp_path / "missing"))[0] == 2
