@@ -205,3 +205,51 @@ def test_reset_offset_answers(our_servers: tuple[str, str], java_pair: tuple[str
     ours, java = asyncio.run(answers(our_servers[1])), asyncio.run(answers(java_pair[1]))
     assert ours == java, f"ours {ours}\njava {java}"
     assert java[2][0] == 206 and len(java) == 7
+
+
+def test_mqadmin_reset_offset_by_time(our_servers: tuple[str, str], java_pair: tuple[str, str],
+                                      tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Java's own mqadmin resetOffsetByTime through our broker and the Java one: with no consumer
+    online it falls back to committing the offsets itself (GET_CONSUME_STATS,
+    SEARCH_OFFSET_BY_TIMESTAMP, UPDATE_CONSUMER_OFFSET); with one online it asks the broker
+    (INVOKE_BROKER_TO_RESET_OFFSET). The same table is printed for both brokers."""
+    import re
+
+    from tests.broker.helpers import heartbeat_request, send_request
+    from tests.javakit import mqadmin
+    from wire import RemotingCommand
+    from wire.aio import connect
+
+    home = tmp_path_factory.mktemp("mqadmin-reset")
+
+    def table(out: str) -> list[str]:
+        lines = [line.split() for line in out.splitlines() if re.match(r"\S+\s+\d+\s+\d+", line)]
+        # the broker name differs, and so does the order (a HashMap of queues, hashed with it)
+        return sorted(" ".join(cols[1:]) for cols in lines)
+
+    async def run(namesrv: str, broker: str) -> list[list[str]]:
+        host, port = broker.rsplit(":", 1)
+        conn = await connect(host, int(port))
+        for i in range(3):
+            assert (await conn.request(send_request("MqaResetT", f"x{i}".encode(), queue_id=0), 10)).code == 0
+        for q in range(4):
+            conn.oneway(RemotingCommand.request(15, {"consumerGroup": "MqaResetG", "topic": "MqaResetT",
+                                                     "queueId": q, "commitOffset": 3 if q == 0 else 0}))
+        await asyncio.sleep(0.5)
+        args = ("resetOffsetByTime", "-n", namesrv, "-g", "MqaResetG", "-t", "MqaResetT", "-s", "0")
+        offline = await asyncio.to_thread(mqadmin, "4.9.8", *args, home=home)
+        reader = await connect(host, int(port))
+        hb = heartbeat_request("127.0.0.1@mqareader", consumer_group="MqaResetG", topics=("MqaResetT",))
+        assert (await reader.request(hb, 10)).code == 0
+        online = await asyncio.to_thread(mqadmin, "4.9.8", *args, home=home)
+        await reader.aclose()
+        await conn.aclose()
+        for done in (offline, online):
+            assert "rollback consumer offset" in done.stdout, done.stdout + done.stderr[-2000:]
+        return [table(offline.stdout), table(online.stdout)]
+
+    ours, java = asyncio.run(run(*our_servers)), asyncio.run(run(*java_pair))
+    assert ours == java
+    assert all(len(t) == 4 for t in java)
+    # offline: the fallback's six columns; online: the broker's table (queue, offset)
+    assert {len(row.split()) for row in java[0]} == {5} and {len(row.split()) for row in java[1]} == {2}
