@@ -39,8 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from reference_broker.config import format_properties
+from reference_broker.periodic import log_failure
 from wire import DecodeError, RemotingCommand, RequestCode, ResponseCode
-from wire.aio import ConnectionPool, RemotingConnection, RemotingServer, start_server
+from wire.aio import ConnectionPool, RemotingConnection, RemotingIOError, RemotingServer, start_server
 from wire.bodies import SyncStateSet
 from wire.headers import (
     AlterSyncStateSetRequestHeader,
@@ -290,7 +291,9 @@ class Controller:
             conn = await self._pool.get(addr)
             conn.oneway(request(RequestCode.NOTIFY_BROKER_ROLE_CHANGED, h, oneway=True))
         except Exception as exc:  # Java logs it and goes on: the broker polls GET_REPLICA_INFO too
-            log.error("Failed to notify broker %s that role changed: %s", addr, exc)
+            # a connection that fails is one line, anything else a bug of ours with its traceback
+            log_failure(log, f"Notifying broker {addr} that its role changed", exc,
+                        (RemotingIOError, OSError))
             self._pool.discard(addr)
 
     def _commit(self, res: Result) -> None:
