@@ -70,7 +70,8 @@ class Flusher(Room):
         self.lock: asyncio.Lock | None = None
         self._logics_lock: asyncio.Lock | None = None
         self.sync_flush = config.sync_flush
-        self._timeout = config.sync_flush_timeout_ms / 1000
+        #: ``syncFlushTimeout`` in seconds, read at each SYNC_FLUSH put (Java reads it per request too)
+        self.sync_flush_timeout = config.sync_flush_timeout_ms / 1000
         #: SYNC_FLUSH puts waiting for a flush: (end offset, deadline, future), in append order,
         #: so both the offsets and the deadlines grow from head to tail
         self._waiters: deque[tuple[int, float, asyncio.Future[PutStatus]]] = deque()
@@ -127,7 +128,7 @@ class Flusher(Room):
         queue in append order, so the head always has the earliest deadline."""
         if self.flushed >= end:
             return PutStatus.PUT_OK
-        timeout = self._timeout
+        timeout = self.sync_flush_timeout
         if timeout <= 0:
             # mirrors FlushDiskWatcher: the message is stored, the flush was too slow
             return PutStatus.FLUSH_DISK_TIMEOUT
