@@ -647,3 +647,20 @@ def test_consistent_point_is_where_both_agree(local_pairs: list[tuple[int, int]]
 def test_states_are_the_java_ordinals() -> None:
     assert [s.name for s in HAConnectionState] == ["READY", "HANDSHAKE", "TRANSFER", "SUSPEND", "SHUTDOWN"]
     assert [int(s) for s in HAConnectionState] == [0, 1, 2, 3, 4]
+
+
+def test_the_4x_stream_reads_what_the_construct_layouts_read() -> None:
+    """The 4.x stream decoders read their frames with struct; every frame of both directions,
+    hostile numbers included, decodes as the construct layouts of wire.ha.frames decode it."""
+    import struct as _struct
+
+    from wire.ha.frames import decode_slave_report, decode_transfer
+
+    offsets = [0, 1, 2**31, 2**63 - 1, -1, -(2**63), 1 << 40]
+    reports = b"".join(_struct.pack(">q", o) for o in offsets)
+    got = [f.message for f in decode_ha_stream(reports, HAProtocol.V4, HADirection.SLAVE_TO_MASTER, complete=True)]
+    assert got == [decode_slave_report(reports[i:i + 8]) for i in range(0, len(reports), 8)]
+    frames = [_struct.pack(">qi", o, n) + bytes(range(n)) for o, n in zip(offsets, [0, 1, 5, 0, 200, 3, 0], strict=True)]
+    got = [f.message for f in decode_ha_stream(b"".join(frames), HAProtocol.V4, HADirection.MASTER_TO_SLAVE,
+                                                complete=True)]
+    assert got == [decode_transfer(f) for f in frames]
