@@ -3,10 +3,23 @@
 
 Sources: ``common/.../topic/TopicValidator.java``, ``common/.../MixAll.java``,
 ``common/.../constant/PermName.java``, ``common/.../help/FAQUrl.java``,
-``common/.../sysflag/PullSysFlag.java``, ``common/.../sysflag/TopicSysFlag.java``.
+``common/.../sysflag/PullSysFlag.java`` (``PermName`` and ``TopicSysFlag``: :mod:`wire.topic`).
 """
 
 from __future__ import annotations
+
+# the topic permission and sysFlag bits are wire's (one place for the name server, the broker and
+# the admin client); they stay importable from here as the broker's code spells them (C.PERM_READ)
+from wire.topic import (
+    PERM_INHERIT,
+    PERM_PRIORITY,
+    PERM_READ,
+    PERM_WRITE,
+    build_topic_sys_flag,
+    is_inherited,
+    is_readable,
+    is_writeable,
+)
 
 __all__ = [
     "AUTO_CREATE_TOPIC_KEY_TOPIC",
@@ -41,7 +54,6 @@ __all__ = [
     "SYSTEM_TOPIC_PREFIX",
     "TOOLS_CONSUMER_GROUP",
     "PullSysFlag",
-    "TopicSysFlag",
     "build_topic_sys_flag",
     "dlq_topic",
     "is_inherited",
@@ -94,26 +106,9 @@ DLQ_NUMS_PER_GROUP = 1
 #: ``SubscriptionData.SUB_ALL``
 SUB_ALL = "*"
 
-PERM_PRIORITY = 0x8
-PERM_READ = 0x4
-PERM_WRITE = 0x2
-PERM_INHERIT = 0x1
-
 #: ``FAQUrl.suggestTodo(url)``: every FAQ constant of 4.9.8 holds the same URL, so every hint the
 #: broker appends is this text
 FAQ_SUFFIX = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
-
-
-class TopicSysFlag:
-    """``TopicSysFlag`` bits of a topic's ``topicSysFlag``."""
-
-    FLAG_UNIT = 0x1
-    FLAG_UNIT_SUB = 0x2
-
-
-def build_topic_sys_flag(unit: bool, has_unit_sub: bool) -> int:
-    """``TopicSysFlag.buildSysFlag``."""
-    return (TopicSysFlag.FLAG_UNIT if unit else 0) | (TopicSysFlag.FLAG_UNIT_SUB if has_unit_sub else 0)
 
 
 class PullSysFlag:
@@ -126,16 +121,6 @@ class PullSysFlag:
     LITE_PULL_MESSAGE = 0x10
 
 
-def is_readable(perm: int) -> bool:
-    return perm & PERM_READ == PERM_READ
-
-
-def is_writeable(perm: int) -> bool:
-    return perm & PERM_WRITE == PERM_WRITE
-
-
-def is_inherited(perm: int) -> bool:
-    return perm & PERM_INHERIT == PERM_INHERIT
 
 
 def perm_to_string(perm: int) -> str:

@@ -75,7 +75,7 @@ def topic_config_to_string(tc: TopicConfig) -> str:
     )
 
 
-def _topic(name: str, *, queues: int = 16, perm: int = 6) -> TopicConfig:
+def _topic(name: str, *, queues: int = 16, perm: int = C.PERM_READ | C.PERM_WRITE) -> TopicConfig:
     return TopicConfig(topic_name=name, read_queue_nums=queues, write_queue_nums=queues, perm=perm)
 
 

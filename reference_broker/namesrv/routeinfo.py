@@ -48,11 +48,10 @@ from wire.bodies import (
     TopicRouteData,
 )
 from wire.java import JavaHashMap
+from wire.topic import FLAG_UNIT, FLAG_UNIT_SUB, PERM_READ, PERM_WRITE
 
 __all__ = [
     "MASTER_ID",
-    "PERM_READ",
-    "PERM_WRITE",
     "BrokerEntry",
     "BrokerLiveInfo",
     "RegisterBrokerResult",
@@ -64,12 +63,6 @@ log = logging.getLogger("reference_broker.namesrv")
 
 #: ``MixAll.MASTER_ID``: broker id 0 is the master
 MASTER_ID = 0
-#: ``PermName.PERM_READ`` / ``PERM_WRITE``
-PERM_READ = 4
-PERM_WRITE = 2
-#: ``TopicSysFlag`` bits
-FLAG_UNIT = 1
-FLAG_UNIT_SUB = 2
 
 
 def now_ms() -> int:

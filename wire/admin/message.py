@@ -31,6 +31,7 @@ from ..message import (
     decode_stored_message,
     encode_properties,
 )
+from ..topic import is_readable, is_writeable
 from .client import AdminClient, gather_map
 from .common import MASTER_ID, broker_name_of, cluster_info, route, route_or_none
 from .errors import AdminError, BadRequest, NotFound, ServerError
@@ -191,7 +192,7 @@ async def message_send(client: AdminClient, topic: str, body: bytes, *, tags: st
     choices = []
     for qd in r.queue_datas:
         name = qd.broker_name or ""
-        if name not in masters or not qd.perm & 2:
+        if name not in masters or not is_writeable(qd.perm):
             continue
         # mirrors topicRouteData2TopicPublishInfo (auto-create: at most defaultTopicQueueNums=4)
         n = min(qd.write_queue_nums, 4) if auto else qd.write_queue_nums
@@ -391,7 +392,7 @@ async def message_consume(client: AdminClient, topic: str, *, broker: str | None
     r = await route(client, topic)
     masters = _masters(r)
     queues = sorted((qd.broker_name or "", q) for qd in r.queue_datas if (qd.broker_name or "") in masters
-                    and qd.perm & 4 for q in range(qd.read_queue_nums))
+                    and is_readable(qd.perm) for q in range(qd.read_queue_nums))
     if broker is not None:
         queues = [(b, q) for b, q in queues if b == broker]
     if queue is not None:

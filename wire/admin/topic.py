@@ -23,6 +23,7 @@ from ..bodies import (
     TopicStatsTable,
 )
 from ..codes import RequestCode
+from ..topic import PERM_READ, PERM_WRITE, build_topic_sys_flag
 from .client import AdminClient, gather_map
 from .common import (
     DLQ_PREFIX,
@@ -228,7 +229,8 @@ class TopicWriteResult:
     order_conf_outcome: Outcome | None = None
 
 
-_PERMS = {"R": 4, "W": 2, "RW": 6, "WR": 6}
+_RW = PERM_READ | PERM_WRITE
+_PERMS = {"R": PERM_READ, "W": PERM_WRITE, "RW": _RW, "WR": _RW}
 
 
 def parse_perm(text: str | int) -> int:
@@ -238,7 +240,7 @@ def parse_perm(text: str | int) -> int:
     else:
         t = text.strip().upper().replace("-", "")
         value = _PERMS[t] if t in _PERMS else int(t) if t.isdigit() else -1
-    if value not in (2, 4, 6):
+    if value not in (PERM_WRITE, PERM_READ, _RW):
         raise BadRequest(f"perm {text!r}: expected 2 (W), 4 (R) or 6 (RW)")
     return value
 
@@ -271,9 +273,8 @@ async def topic_upsert(client: AdminClient, topic: str, *, cluster: str | None =
     for name, n in (("read", read_queues), ("write", write_queues)):
         if not 0 < n <= 1024:
             raise BadRequest(f"{name} queue count {n} must be within 1..1024")
-    # mirrors TopicSysFlag.buildSysFlag: bit 0 unit, bit 1 has unit subscription
     cfg = TopicConfigView(topic, read_queues, write_queues, parse_perm(perm), "SINGLE_TAG",
-                          (1 if unit else 0) | (2 if has_unit_sub else 0), order)
+                          build_topic_sys_flag(unit, has_unit_sub), order)
     info = await cluster_info(client) if cluster is not None or order else None
     addrs = _targets(masters(info, cluster), "the topic") if cluster is not None and info else [broker or ""]
     results = await gather_map(addrs, lambda a: _create(client, a, cfg))

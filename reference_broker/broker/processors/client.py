@@ -66,7 +66,7 @@ def heart_beat(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -
         notify = True
         if sgc is not None:
             notify = sgc.notify_consumer_ids_changed_enable
-            topic_sys_flag = 0x2 if data.unit_mode else 0
+            topic_sys_flag = C.build_topic_sys_flag(False, bool(data.unit_mode))
             _, created = broker.topics.create_in_send_back(
                 C.retry_topic(group), sgc.retry_queue_nums, C.PERM_WRITE | C.PERM_READ, topic_sys_flag
             )

@@ -242,7 +242,8 @@ def _topic_sys_flag(h: SendHeader) -> int:
     """``TopicSysFlag.buildSysFlag`` for a unit-mode producer."""
     if not h.unit_mode:
         return 0
-    return 0x2 if h.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX) else 0x1
+    retry = h.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX)
+    return C.build_topic_sys_flag(not retry, retry)
 
 
 def _msg_check(
