@@ -9,6 +9,9 @@ Scenario IDs are ``<master>><slave>/<scenario>``, the master and slave being ``o
 * ``async-baseline-10m``: ASYNC_MASTER, 10 MiB CommitLog files (the kit's examples); the master takes
   ~25 MB, so the transfer crosses two file ends (each padded with Java's end-of-file blank record);
   the slave's bytes equal the master's over the whole range, file by file.
+* ``same-pulls``: every queue of the topic pulled from the slave gives what it gives from the master
+  (queue offsets, CommitLog offsets, bodies): the slave's ConsumeQueues, built by its own dispatch
+  from the other implementation's bytes, serve the same reads.
 * ``late-empty-slave``: a second, empty slave (brokerId 2) joins that master once it holds three
   files: it starts where a Java master starts an empty slave, at the beginning of the master's last
   CommitLog file (its first file is named so, and it holds no other), and its bytes from there equal
@@ -43,21 +46,22 @@ from typing import Any
 
 import pytest
 
-from tests.broker.helpers import send_request
+from tests.broker.helpers import pull_request, send_request
 from tests.ha.servers import OurServers
 from tests.javakit import JavaServers, javakit_missing
 from wire import RemotingCommand, ResponseCode
 from wire.aio import connect
-from wire.bodies import KVTable
+from wire.bodies import KVTable, TopicConfigSerializeWrapper
+from wire.message import decode_messages
 
 pytestmark = pytest.mark.skipif(javakit_missing() is not None, reason=javakit_missing() or "")
 
 GIB = 1 << 30
 MIB = 1 << 20
 SCENARIOS = {
-    "ours>java": ("async-baseline-1g", "slow-slave", "async-baseline-10m", "late-empty-slave",
+    "ours>java": ("async-baseline-1g", "slow-slave", "async-baseline-10m", "same-pulls", "late-empty-slave",
                   "sync-baseline", "slave-reconnect", "slave-restart-truncated-tail"),
-    "java>ours": ("async-baseline-1g", "slow-slave", "async-baseline-10m", "late-empty-slave",
+    "java>ours": ("async-baseline-1g", "slow-slave", "async-baseline-10m", "same-pulls", "late-empty-slave",
                   "sync-baseline", "slave-reconnect", "slave-restart-truncated-tail"),
     "java>java": ("sync-reference",),
 }
@@ -87,6 +91,42 @@ def runtime(port: int) -> dict[str, str]:
     except Exception:
         return {}
     return dict(KVTable.decode(r.body).table) if r.code == ResponseCode.SUCCESS and r.body else {}
+
+
+def topics(port: int) -> set[str]:
+    try:
+        r = asyncio.run(_request(port, RemotingCommand(code=21)))
+    except Exception:
+        return set()
+    return set(TopicConfigSerializeWrapper.decode(r.body or b"{}").topic_config_table) if r.code == 0 else set()
+
+
+def pulls(port: int, topic: str, queues: int = 4) -> list[list[tuple[int, int, bytes]]]:
+    """Every message of ``topic``'s queues read with PULL_MESSAGE: (queue offset, CommitLog offset,
+    body) per queue."""
+
+    async def go() -> list[list[tuple[int, int, bytes]]]:
+        c = await connect("127.0.0.1", port)
+        out = []
+        try:
+            for q in range(queues):
+                got: list[tuple[int, int, bytes]] = []
+                offset = 0
+                while True:
+                    r = await c.request(pull_request("MatrixPulls", topic, q, offset, max_nums=32), timeout=20)
+                    if r.code != ResponseCode.SUCCESS:
+                        assert r.code in (ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY), \
+                            f"queue {q} at {offset}: {r.code_name} {r.remark}"
+                        if r.code == ResponseCode.PULL_NOT_FOUND:
+                            break
+                    got += [(m.queue_offset, m.physical_offset, m.body) for m in decode_messages(r.body or b"")]
+                    offset = int(r.ext_fields["nextBeginOffset"])
+                out.append(got)
+        finally:
+            await c.aclose()
+        return out
+
+    return asyncio.run(go())
 
 
 def max_offset(port: int) -> int:
@@ -328,6 +368,20 @@ def async_10m(pair: Pair) -> None:
     assert [f.name for f in pair.slave_files(end)] == [f"{i * size:020d}" for i in range(end // size + 1)]
 
 
+def same_pulls(pair: Pair, topic: str = "MatrixTopic") -> None:
+    pair.caught_up()
+    # the slave serves a topic once its table copy (SlaveSynchronize, every 10 s) has it, and what it
+    # copied once its dispatch has caught up with the copy
+    wait_for(lambda: topic in topics(pair.slave.port), "the slave's copy of the topic table", 40)
+    wait_for(lambda: runtime(pair.slave.port).get("dispatchBehindBytes") == "0", "the slave's dispatch", 40)
+    on_master, on_slave = pulls(pair.master.port, topic), pulls(pair.slave.port, topic)
+    assert sum(map(len, on_master)) == pair.sent, (sum(map(len, on_master)), pair.sent)
+    for q, (mine, theirs) in enumerate(zip(on_master, on_slave, strict=True)):
+        differ = [i for i, (a, b) in enumerate(zip(mine, theirs, strict=False)) if a != b][:1]
+        assert theirs == mine, f"queue {q}: the slave serves {len(theirs)} messages, the master {len(mine)}; " \
+                               f"first different message: {differ}"
+
+
 def late_empty_slave(pair: Pair, late: Pair) -> None:
     size = int(pair.master.properties["mappedFileSizeCommitLog"])
     end = late.caught_up()
@@ -391,6 +445,7 @@ def test_async_10m_and_late_slave(direction: str, ours: OurServers, java_servers
     m, s = sides(direction, ours, java_servers)
     pair = make_pair(m, s, java_ns, f"broker-{direction.replace('>', '')}-10m-async", "ASYNC_MASTER", 10 * MIB)
     runner.run("async-baseline-10m", lambda: async_10m(pair))
+    runner.run("same-pulls", lambda: same_pulls(pair))
 
     def late() -> None:
         late_empty_slave(pair, add_slave(pair, s, java_ns, broker_id=2))
