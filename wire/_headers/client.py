@@ -407,6 +407,29 @@ class CheckTransactionStateRequestHeader(RpcRequestHeader):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GetConsumerRunningInfoRequestHeader(CustomHeader):
+    """GET_CONSUMER_RUNNING_INFO (307): admin to broker, relayed by the broker to the consumer
+    ``clientId`` of ``consumerGroup`` (mqadmin consumerStatus); the answer is the client's
+    ``ConsumerRunningInfo``, with its thread dump when ``jstackEnable``."""
+
+    consumer_group: str = field(metadata=_nn("consumerGroup"))
+    client_id: str = field(metadata=_nn("clientId"))
+    jstack_enable: bool | None = _opt("jstackEnable", _PB, default=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumeMessageDirectlyResultRequestHeader(CustomHeader):
+    """CONSUME_MESSAGE_DIRECTLY (309): admin to broker, relayed to the consumer ``clientId`` with
+    the stored message the offset id ``msgId`` names as the body (the broker adds
+    ``brokerName``); the answer is the client's ``ConsumeMessageDirectlyResult``."""
+
+    consumer_group: str = field(metadata=_nn("consumerGroup"))
+    client_id: str | None = _opt("clientId")
+    msg_id: str | None = _opt("msgId")
+    broker_name: str | None = _opt("brokerName")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ResetOffsetRequestHeader(CustomHeader):
     """INVOKE_BROKER_TO_RESET_OFFSET (222), admin to broker (mqadmin resetOffsetByTime), and
     RESET_CONSUMER_CLIENT_OFFSET (220), broker to each consumer of the group: the offsets of

@@ -41,6 +41,8 @@ REQUEST_HEADERS: dict[int, type[CustomHeader]] = {
     _RC.RESUME_CHECK_HALF_MESSAGE: client.ResumeCheckHalfMessageRequestHeader,
     _RC.INVOKE_BROKER_TO_RESET_OFFSET: client.ResetOffsetRequestHeader,
     _RC.RESET_CONSUMER_CLIENT_OFFSET: client.ResetOffsetRequestHeader,
+    _RC.GET_CONSUMER_RUNNING_INFO: client.GetConsumerRunningInfoRequestHeader,
+    _RC.CONSUME_MESSAGE_DIRECTLY: client.ConsumeMessageDirectlyResultRequestHeader,
     _RC.GET_CONSUMER_LIST_BY_GROUP: client.GetConsumerListByGroupRequestHeader,
     _RC.NOTIFY_CONSUMER_IDS_CHANGED: client.NotifyConsumerIdsChangedRequestHeader,
     _RC.LOCK_BATCH_MQ: client.LockBatchMqRequestHeader,

@@ -37,7 +37,7 @@ log = logging.getLogger("reference_broker.broker")
 _V3_0_7 = int(MQVersion.V3_0_7_SNAPSHOT)
 
 
-def _version_desc(version: int) -> str:
+def version_desc(version: int) -> str:
     """``MQVersion.getVersionDesc``."""
     try:
         return MQVersion(version).name
@@ -89,9 +89,9 @@ def reset_offset(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
     for channel, client in list(info.channels.items()):
         if client.version < _V3_0_7:
             log.warning("[reset-offset] the client does not support this feature. channel=%s, version=%s",
-                        client.addr, _version_desc(client.version))
+                        client.addr, version_desc(client.version))
             return req.response(ResponseCode.SYSTEM_ERROR, "the client does not support this feature. "
-                                f"version={_version_desc(client.version)}")
+                                f"version={version_desc(client.version)}")
         try:
             channel.oneway(to_clients)  # type: ignore[attr-defined]
             log.info("[reset-offset] reset offset success. topic=%s, group=%s, clientId=%s", h.topic, h.group,
