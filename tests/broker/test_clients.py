@@ -17,6 +17,7 @@ from wire.bodies import (
     LockBatchResponseBody,
     MessageQueue,
     ProducerConnection,
+    SubscriptionData,
     UnlockBatchRequestBody,
 )
 
@@ -158,3 +159,23 @@ def test_lock_and_unlock_batch(tmp_path: Path) -> None:
             await c.aclose()
 
     run(main())
+
+
+def test_a_heartbeat_of_thousands_of_subscriptions_logs_a_few_and_a_count(caplog) -> None:  # type: ignore[no-untyped-def]
+    """Java logs every added topic; one line each for 5,000 topics would hold the event loop, so
+    the first eight are logged and then the count."""
+    import logging
+
+    from reference_broker.broker.clients import ConsumerGroupInfo
+
+    info = ConsumerGroupInfo("G", "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_LAST_OFFSET")
+    subs = [SubscriptionData(topic=f"T{i}", sub_string="*", sub_version=1) for i in range(5000)]
+    with caplog.at_level(logging.INFO, logger="reference_broker"):
+        assert info.update_subscription(subs)
+        assert info.update_subscription(subs[:10])
+    lines = [r.getMessage() for r in caplog.records]
+    assert sum("add new topic" in m for m in lines) == 8
+    assert sum("remove topic" in m for m in lines) == 8
+    assert any("5000 topics added, 0 removed in all" in m for m in lines)
+    assert any("0 topics added, 4990 removed in all" in m for m in lines)
+    assert len(lines) == 18 and set(info.subscriptions) == {f"T{i}" for i in range(10)}

@@ -114,6 +114,35 @@ def test_large_frames_are_decoded_and_prepared_in_a_worker_thread_in_order() -> 
     assert seen[0][2] is None and seen[1][2] is None and seen[3][2] is None
 
 
+def test_no_cyclic_collection_runs_while_a_large_frame_is_decoded() -> None:
+    """The worker pauses the cyclic collector while it decodes (a 16 MiB body's objects set off
+    full collections that held the GIL for up to a second), and the collector runs again after."""
+    import gc
+
+    enabled_during: list[bool] = []
+
+    def prepare(conn: RemotingConnection, req: RemotingCommand) -> object:
+        enabled_during.append(gc.isenabled())
+        return None
+
+    def handler(conn: RemotingConnection, req: RemotingCommand) -> RemotingCommand:
+        return req.response()
+
+    async def main() -> None:
+        server = await start_server(handler, "127.0.0.1", 0, prepare=prepare)
+        async with server:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(encode_command(RemotingCommand.request(1, {"n": "1"}, b"x" * 300_000, opaque=1)))
+            (total,) = struct.unpack(">i", await reader.readexactly(4))
+            await reader.readexactly(total)
+            writer.close()
+
+    assert gc.isenabled()
+    run(main())
+    assert enabled_during == [False]
+    assert gc.isenabled()
+
+
 def test_a_large_frame_that_does_not_decode_closes_its_connection() -> None:
     async def main() -> None:
         server = await start_server(lambda c, r: r.response(), "127.0.0.1", 0)
