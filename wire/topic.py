@@ -1,6 +1,8 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """The bits of a topic's ``perm`` and ``topicSysFlag`` (Java's ``PermName`` and ``TopicSysFlag``),
-which the name server, the broker and the admin client all read or write.
+a consumer group's retry and dead-letter topic names, and the broker id of a group's master
+(``MixAll``): what the name server, the broker, the HA and controller services and the admin
+client all read or write.
 
 ``perm`` is read 4, write 2, inherit 1 (a topic created on the fly from the default topic takes
 the default topic's config only when it has the inherit bit), priority 8; a broker's own
@@ -10,16 +12,21 @@ the default topic's config only when it has the inherit bit), priority 8; a brok
 from __future__ import annotations
 
 __all__ = [
+    "DLQ_GROUP_TOPIC_PREFIX",
     "FLAG_UNIT",
     "FLAG_UNIT_SUB",
+    "MASTER_ID",
     "PERM_INHERIT",
     "PERM_PRIORITY",
     "PERM_READ",
     "PERM_WRITE",
+    "RETRY_GROUP_TOPIC_PREFIX",
     "build_topic_sys_flag",
+    "dlq_topic",
     "is_inherited",
     "is_readable",
     "is_writeable",
+    "retry_topic",
 ]
 
 #: ``PermName.PERM_PRIORITY``
@@ -35,6 +42,13 @@ PERM_INHERIT = 0x1
 FLAG_UNIT = 0x1
 #: ``TopicSysFlag.FLAG_UNIT_SUB``
 FLAG_UNIT_SUB = 0x2
+
+#: ``MixAll.RETRY_GROUP_TOPIC_PREFIX``: a consumer group's retry topic is this and the group
+RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
+#: ``MixAll.DLQ_GROUP_TOPIC_PREFIX``: a consumer group's dead-letter topic is this and the group
+DLQ_GROUP_TOPIC_PREFIX = "%DLQ%"
+#: ``MixAll.MASTER_ID``: broker id 0 is a broker group's master (in routes, registrations, HA)
+MASTER_ID = 0
 
 
 def is_readable(perm: int) -> bool:
@@ -55,3 +69,13 @@ def is_inherited(perm: int) -> bool:
 def build_topic_sys_flag(unit: bool, has_unit_sub: bool) -> int:
     """``TopicSysFlag.buildSysFlag``."""
     return (FLAG_UNIT if unit else 0) | (FLAG_UNIT_SUB if has_unit_sub else 0)
+
+
+def retry_topic(group: str) -> str:
+    """``MixAll.getRetryTopic``."""
+    return RETRY_GROUP_TOPIC_PREFIX + group
+
+
+def dlq_topic(group: str) -> str:
+    """``MixAll.getDLQTopic``."""
+    return DLQ_GROUP_TOPIC_PREFIX + group

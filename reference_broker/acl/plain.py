@@ -51,6 +51,7 @@ import yaml
 from wire import DecodeError, RemotingCommand, RequestCode
 from wire.acl import ACCESS_KEY, SECURITY_TOKEN, SIGNATURE, UNIQUE_MSG_QUERY_FLAG, sign, signed_content
 from wire.java import java_hash_order
+from wire.topic import RETRY_GROUP_TOPIC_PREFIX
 
 from .addresses import AddressPattern, PatternError, parse_pattern
 
@@ -70,8 +71,7 @@ log = logging.getLogger("reference_broker.acl")
 
 #: ``Permission``'s bits
 DENY, ANY, PUB, SUB = 1, 2, 4, 8
-#: ``MixAll.RETRY_GROUP_TOPIC_PREFIX``
-RETRY_PREFIX = "%RETRY%"
+RETRY_PREFIX = RETRY_GROUP_TOPIC_PREFIX
 #: ``TopicValidator.RMQ_SYS_TRACE_TOPIC``: publishing trace data needs no topic permission
 TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 #: ``AclConstants``: keys and secrets must be longer than this

@@ -8,17 +8,23 @@ Sources: ``common/.../topic/TopicValidator.java``, ``common/.../MixAll.java``,
 
 from __future__ import annotations
 
-# the topic permission and sysFlag bits are wire's (one place for the name server, the broker and
-# the admin client); they stay importable from here as the broker's code spells them (C.PERM_READ)
+# the topic permission and sysFlag bits, the retry and DLQ names and MASTER_ID are wire's (one place
+# for all servers and the admin client); they stay importable from here as the broker's code spells
+# them (C.PERM_READ)
 from wire.topic import (
+    DLQ_GROUP_TOPIC_PREFIX,
+    MASTER_ID,
     PERM_INHERIT,
     PERM_PRIORITY,
     PERM_READ,
     PERM_WRITE,
+    RETRY_GROUP_TOPIC_PREFIX,
     build_topic_sys_flag,
+    dlq_topic,
     is_inherited,
     is_readable,
     is_writeable,
+    retry_topic,
 )
 
 __all__ = [
@@ -97,9 +103,6 @@ CID_ONSAPI_PERMISSION_GROUP = "CID_ONSAPI_PERMISSION"
 CID_ONSAPI_OWNER_GROUP = "CID_ONSAPI_OWNER"
 CID_ONSAPI_PULL_GROUP = "CID_ONSAPI_PULL"
 
-MASTER_ID = 0
-RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
-DLQ_GROUP_TOPIC_PREFIX = "%DLQ%"
 REPLY_TOPIC_POSTFIX = "REPLY_TOPIC"
 #: ``AbstractSendMessageProcessor.DLQ_NUMS_PER_GROUP``
 DLQ_NUMS_PER_GROUP = 1
@@ -130,14 +133,6 @@ def perm_to_string(perm: int) -> str:
         + ("W" if is_writeable(perm) else "-")
         + ("X" if is_inherited(perm) else "-")
     )
-
-
-def retry_topic(group: str) -> str:
-    return RETRY_GROUP_TOPIC_PREFIX + group
-
-
-def dlq_topic(group: str) -> str:
-    return DLQ_GROUP_TOPIC_PREFIX + group
 
 
 def is_sys_consumer_group(group: str) -> bool:

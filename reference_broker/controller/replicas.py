@@ -46,6 +46,7 @@ from wire.headers import (
     GetReplicaInfoResponseHeader,
     RegisterBrokerToControllerResponseHeader,
 )
+from wire.topic import MASTER_ID
 
 __all__ = [
     "ALTER_SYNC_STATE_SET_FAILED",
@@ -62,8 +63,6 @@ __all__ = [
 ALTER_SYNC_STATE_SET_FAILED = 2010
 ELECT_MASTER_FAILED = 2011
 REGISTER_BROKER_FAILED = 2012
-#: ``MixAll.MASTER_ID``
-MASTER_ID = 0
 
 Event = dict[str, Any]
 

@@ -57,9 +57,10 @@ from wire.headers import (
     request,
     response,
 )
+from wire.topic import MASTER_ID
 
 from .eventlog import EventLog
-from .replicas import MASTER_ID, LiveInfo, ReplicasInfo, Result
+from .replicas import LiveInfo, ReplicasInfo, Result
 
 __all__ = ["Controller", "ControllerConfig"]
 

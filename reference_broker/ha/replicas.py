@@ -43,6 +43,7 @@ from wire.headers import (
     RegisterBrokerToControllerResponseHeader,
     request,
 )
+from wire.topic import MASTER_ID
 
 if TYPE_CHECKING:
     from ..broker import Broker
@@ -55,8 +56,6 @@ log = logging.getLogger("reference_broker.ha")
 #: ``ReplicasManager.RETRY_INTERVAL_SECOND``
 RETRY_INTERVAL_S = 5.0
 TIMEOUT_S = 3.0
-#: ``MixAll.MASTER_ID``
-MASTER_ID = 0
 
 
 class ReplicasManager:

@@ -48,7 +48,7 @@ from wire.bodies import (
     TopicRouteData,
 )
 from wire.java import JavaHashMap
-from wire.topic import FLAG_UNIT, FLAG_UNIT_SUB, PERM_READ, PERM_WRITE
+from wire.topic import FLAG_UNIT, FLAG_UNIT_SUB, MASTER_ID, PERM_READ, PERM_WRITE
 
 __all__ = [
     "MASTER_ID",
@@ -61,8 +61,6 @@ __all__ = [
 
 log = logging.getLogger("reference_broker.namesrv")
 
-#: ``MixAll.MASTER_ID``: broker id 0 is the master
-MASTER_ID = 0
 
 
 def now_ms() -> int:

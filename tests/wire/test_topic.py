@@ -36,3 +36,12 @@ def test_perm_tests_read_one_bit_each(perm: int) -> None:
 
 def test_build_topic_sys_flag() -> None:
     assert [build_topic_sys_flag(u, s) for u in (False, True) for s in (False, True)] == [0, 2, 1, 3]
+
+
+def test_group_topics_and_the_master_id() -> None:
+    from wire.admin import common
+    from wire.topic import DLQ_GROUP_TOPIC_PREFIX, MASTER_ID, RETRY_GROUP_TOPIC_PREFIX, dlq_topic, retry_topic
+
+    assert (retry_topic("G"), dlq_topic("G"), MASTER_ID) == ("%RETRY%G", "%DLQ%G", 0)
+    assert (common.RETRY_PREFIX, common.DLQ_PREFIX) == (RETRY_GROUP_TOPIC_PREFIX, DLQ_GROUP_TOPIC_PREFIX)
+    assert C.retry_topic is retry_topic and C.MASTER_ID == MASTER_ID

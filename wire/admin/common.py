@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..bodies import BrokerData, ClusterInfo, KVTable, PropertiesBody, TopicRouteData
 from ..codes import RequestCode, ResponseCode
+from ..topic import DLQ_GROUP_TOPIC_PREFIX, MASTER_ID, RETRY_GROUP_TOPIC_PREFIX
 from .client import AdminClient
 from .errors import NotFound
 
@@ -34,12 +35,9 @@ __all__ = [
     "select_addr",
 ]
 
-#: ``MixAll.MASTER_ID``
-MASTER_ID = 0
-#: ``MixAll.RETRY_GROUP_TOPIC_PREFIX``
-RETRY_PREFIX = "%RETRY%"
-#: ``MixAll.DLQ_GROUP_TOPIC_PREFIX``
-DLQ_PREFIX = "%DLQ%"
+#: ``MixAll.RETRY_GROUP_TOPIC_PREFIX`` and ``DLQ_GROUP_TOPIC_PREFIX``, as this package names them
+RETRY_PREFIX = RETRY_GROUP_TOPIC_PREFIX
+DLQ_PREFIX = DLQ_GROUP_TOPIC_PREFIX
 
 
 @dataclass(frozen=True, slots=True)
