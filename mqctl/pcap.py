@@ -587,16 +587,25 @@ def record(
         raise UsageError(f"--write {write}: not writable")
     from wire.capture import record_live
 
-    out.info(f"capturing TCP ports {', '.join(map(str, ports))} on {iface} into {write} "
-             f"({'for ' + str(duration) + ' s' if duration else 'until Ctrl-C'})")
+    def started() -> None:  # the socket is open: nothing sent from now on is missed
+        out.info(f"capturing TCP ports {', '.join(map(str, ports))} on {iface} into {write} "
+                 f"({'for ' + str(duration) + ' s' if duration else 'until Ctrl-C or SIGTERM'})")
+
+    import signal
+
+    terminated: list[int] = []  # SIGTERM: a clean stop, as Ctrl-C (the file is closed whole)
+    previous = signal.signal(signal.SIGTERM, lambda signum, _frame: terminated.append(signum))
     try:
         packets, size = record_live(write, ports, iface=iface, duration=duration, count=count,
                                     rotate_seconds=rotate_seconds,
-                                    rotate_bytes=int(rotate_mb * 1e6) if rotate_mb is not None else None)
+                                    rotate_bytes=int(rotate_mb * 1e6) if rotate_mb is not None else None,
+                                    on_start=started, stop=lambda: bool(terminated))
     except PermissionError:
         raise CliError("live capture needs root or CAP_NET_RAW") from None
     except OSError as exc:
         raise CliError(f"cannot capture on {iface}: {exc.strerror or exc}") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     out.info(f"{packets:,} packets ({size:,} bytes) written to {write}")
 
 

@@ -328,3 +328,60 @@ def test_process_records_loopback_traffic(tmp_path: Path) -> None:
                 if r["rocketmq.kind"] == "command"]
     assert commands == [(105, "request", 0), (0, "response", 200_000)], (out.stat().st_size, rows[:3], err[-300:])
     assert not [r for r in rows if r["rocketmq.kind"] == "problem"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="live capture needs root")
+def test_record_says_when_it_captures_and_stops_whole_on_sigterm(tmp_path: Path) -> None:
+    """What a script does (scripts/demo): wait for the 'capturing' line, talk at once, SIGTERM at
+    once. Nothing sent after the line is missed, and what the kernel held at the signal is written."""
+    import select
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    port = srv.getsockname()[1]
+    request = RemotingCommand.request(105, {"topic": "Term"}, opaque=9)
+    answer = request.response(0, body=b"t" * 300_000)
+
+    def serve() -> None:
+        c, _ = srv.accept()
+        with c:
+            c.recv(65536)
+            c.sendall(encode_command(answer))
+
+    out = tmp_path / "term.pcap"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "mqctl.app", "pcap", "record", "-w", str(out), "--port", str(port)],
+                            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    try:
+        said = b""
+        deadline = time.monotonic() + 60
+        while b"capturing" not in said:
+            assert proc.poll() is None and time.monotonic() < deadline, said
+            if select.select([proc.stderr], [], [], 0.5)[0]:
+                said += proc.stderr.readline()
+        threading.Thread(target=serve, daemon=True).start()
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(encode_command(request))
+            got = b""
+            while len(got) < len(encode_command(answer)):
+                chunk = s.recv(1 << 20)
+                if not chunk:
+                    break
+                got += chunk
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        srv.close()
+    assert proc.returncode == 0, err
+    assert b"packets" in err  # its closing line: the count written
+    rows = [json.loads(x) for x in mqctl("pcap", "decode", "-o", "jsonl", "--port", f"remoting={port}",
+                                         str(out)).stdout.splitlines()]
+    commands = [(r["rocketmq.code"], r["rocketmq.type"], r["rocketmq.body_length"]) for r in rows
+                if r["rocketmq.kind"] == "command"]
+    assert commands == [(105, "request", 0), (0, "response", 300_000)], rows[:3]
+    assert not [r for r in rows if r["rocketmq.kind"] == "problem"]

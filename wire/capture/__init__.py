@@ -49,7 +49,7 @@ the answers with ``row.command`` of the paired responses, and bulk jobs map rows
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .decoder import CaptureDecoder, decode_batches, decode_capture
@@ -63,15 +63,18 @@ from .tcp import TcpConnection, TcpReassembler
 
 def record_live(out: str | Path, ports: Iterable[int], *, iface: str = "lo", duration: float | None = None,
                 count: int | None = None, rotate_seconds: float | None = None,
-                rotate_bytes: int | None = None) -> tuple[int, int]:
+                rotate_bytes: int | None = None,
+                on_start: Callable[[], None] | None = None,
+                stop: Callable[[], bool] | None = None) -> tuple[int, int]:
     """Capture live TCP traffic of ``ports`` on ``iface`` into the pcap ``out`` (needs root or
     CAP_NET_RAW); returns (packets, bytes). With ``rotate_seconds`` or ``rotate_bytes``, ``out`` is
     a directory that receives one complete file after another, each renamed into view once closed.
-    scapy is imported only when this is called."""
+    ``on_start()`` is called once the packet socket is open; ``stop()`` returning true ends the
+    capture as Ctrl-C does. scapy is imported only when this is called."""
     from ._scapy_io import record_live as record
 
     return record(out, ports, iface=iface, duration=duration, count=count, rotate_seconds=rotate_seconds,
-                  rotate_bytes=rotate_bytes)
+                  rotate_bytes=rotate_bytes, on_start=on_start, stop=stop)
 
 __all__ = [
     "ARROWS",

@@ -15,12 +15,14 @@ import logging
 import os
 import socket
 import struct
+import sys
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .bpf import Instruction, tcp_ports
 from .records import MAX_RECORD_LENGTH, CaptureFileError, CountingReader, Record
 
 __all__ = ["RotatingPcapFiles", "pcapng_records", "record_live"]
@@ -110,14 +112,15 @@ def pcapng_records(reader: CountingReader, path: str, magic: bytes,
             on_progress(reader.raw_position())
 
 
-def _whole_frame_socket(iface: str) -> Any:
+def _whole_frame_socket(iface: str, ports: Iterable[int] = ()) -> Any:
     """scapy's layer-2 socket for ``iface``, reading up to 256 KiB per frame.
 
-    Two differences from what ``sniff(iface=...)`` opens: frames are received whole (scapy's
-    socket reads ``MTU`` = 65,535 bytes by default, and loopback frames reach 65,549), and on
+    Differences from what ``sniff(iface=...)`` opens: frames are received whole (scapy's
+    socket reads ``MTU`` = 65,535 bytes by default, and loopback frames reach 65,549); on
     Linux the copy of each outgoing frame is dropped, as libpcap does, so loopback traffic is
     recorded once rather than twice (scapy's L2 socket, unlike its listen-only socket, skips
-    PACKET_OUTGOING).
+    PACKET_OUTGOING); and on Linux the kernel keeps only TCP frames of ``ports`` (a BPF program,
+    :mod:`wire.capture.bpf`), so other traffic never fills the socket's buffer.
     """
     from scapy.config import conf
 
@@ -128,9 +131,11 @@ def _whole_frame_socket(iface: str) -> Any:
             return super().recv(262144, **kwargs)
 
     sock = WholeFrames(iface=iface)
+    ins = getattr(sock, "ins", None)
+    if ins is not None and sys.platform.startswith("linux"):
+        _attach_filter(ins, tcp_ports(ports))
     # A deep kernel buffer, as tcpdump -B gives: a Python reader falls behind bursts on loopback.
     # SO_RCVBUFFORCE (Linux, needs CAP_NET_ADMIN) passes net.core.rmem_max; else keep what we got.
-    ins = getattr(sock, "ins", None)
     if ins is not None:
         for option in (getattr(socket, "SO_RCVBUFFORCE", 33), socket.SO_RCVBUF):
             try:
@@ -139,6 +144,20 @@ def _whole_frame_socket(iface: str) -> Any:
             except OSError:
                 continue
     return sock
+
+
+def _attach_filter(ins: socket.socket, program: list[Instruction]) -> None:
+    """SO_ATTACH_FILTER (Linux): the kernel runs ``program`` on every frame before queueing it. If
+    the kernel refuses, frames are still filtered in user space (slower under load)."""
+    import ctypes
+
+    code = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in program))
+    fprog = struct.pack("HL", len(program), ctypes.addressof(code))  # struct sock_fprog
+    try:
+        ins.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_ATTACH_FILTER", 26), fprog)
+    except OSError as err:
+        logging.getLogger(__name__).warning("no kernel filter on the capture socket (%s); filtering "
+                                            "in user space", err)
 
 
 class RotatingPcapFiles:
@@ -227,15 +246,18 @@ class RotatingPcapFiles:
 def record_live(out: str | Path, ports: Iterable[int], *, iface: str = "lo", duration: float | None = None,
                 count: int | None = None, on_packet: Callable[[int, int], None] | None = None,
                 stop: Callable[[], bool] | None = None, rotate_seconds: float | None = None,
-                rotate_bytes: int | None = None) -> tuple[int, int]:
+                rotate_bytes: int | None = None,
+                on_start: Callable[[], None] | None = None) -> tuple[int, int]:
     """Capture TCP traffic to or from ``ports`` on ``iface`` into the pcap file ``out``.
 
     Runs until ``duration`` seconds have passed, ``count`` packets were written, or ``stop()``
-    returns true (checked ten times a second); Ctrl-C also ends it cleanly. Returns
+    returns true (checked ten times a second); Ctrl-C also ends it cleanly (what the kernel holds by
+    then is written first). Returns
     ``(packets written, bytes written)``. ``on_packet(packets, bytes)`` is called after each
     packet. Needs the rights to open a packet socket (root, or CAP_NET_RAW). With
     ``rotate_seconds`` or ``rotate_bytes``, ``out`` is a directory that receives one file after
-    another (:class:`RotatingPcapFiles`).
+    another (:class:`RotatingPcapFiles`). ``on_start()`` is called once the packet socket is open:
+    from then on no packet is missed (the kernel holds them until they are read).
     """
     from scapy.layers.inet import TCP
     from scapy.sendrecv import AsyncSniffer
@@ -264,10 +286,13 @@ def record_live(out: str | Path, ports: Iterable[int], *, iface: str = "lo", dur
         if on_packet is not None:
             on_packet(counts[0], counts[1])
 
-    sniffer = AsyncSniffer(opened_socket=_whole_frame_socket(iface), store=False, lfilter=keep, prn=write)
-    sniffer.start()
+    sock = _whole_frame_socket(iface, wanted)
+    sniffer = AsyncSniffer(opened_socket=sock, store=False, lfilter=keep, prn=write)
     deadline = None if duration is None else time.monotonic() + duration
     try:
+        sniffer.start()
+        if on_start is not None:
+            on_start()
         while True:
             time.sleep(0.1)
             if deadline is not None and time.monotonic() >= deadline:
@@ -284,6 +309,22 @@ def record_live(out: str | Path, ports: Iterable[int], *, iface: str = "lo", dur
         pass
     finally:
         if sniffer.running:
+            if count is None or counts[0] < count:
+                _drain(sock)
             sniffer.stop()
         writer.close()
     return counts[0], counts[1]
+
+
+def _drain(sock: Any, limit: float = 5.0) -> None:
+    """Before the sniffer stops: let it read what the kernel already holds for ``sock`` (stopping
+    drops it), until the socket has nothing left to read or ``limit`` seconds have passed; a second
+    Ctrl-C ends the wait. The packet the sniffer is writing when it stops is written whole."""
+    import select
+
+    deadline = time.monotonic() + limit
+    try:
+        while time.monotonic() < deadline and select.select([sock], [], [], 0)[0]:
+            time.sleep(0.02)
+    except (KeyboardInterrupt, OSError, ValueError):
+        pass
