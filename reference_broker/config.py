@@ -61,6 +61,9 @@ LONG_KEYS = frozenset({
     "serverMaxBufferedBytes",
 })
 _RANGES = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
+#: our own keys, which Java does not have, with the values they can take (0 turns each off; a
+#: negative budget would close every connection holding part of a frame)
+_NOT_NEGATIVE = frozenset({"serverMaxBufferedBytes", "serverFrameReadTimeoutSeconds"})
 
 #: keys of both reference servers that Java does not have: the bound on the bytes of unfinished
 #: frames held over all connections (the connections holding most are closed beyond it), and the
@@ -159,6 +162,8 @@ def _check(key: str, value: str, default: str | None, where: str) -> str:
         number = java_decimal(value.strip())
         if number is None or not lo <= number <= hi:
             raise ConfigError(f"{where}: {key}: expected an integer (Java {java}), got {excerpt(value)}")
+        if number < 0 and key in _NOT_NEGATIVE:
+            raise ConfigError(f"{where}: {key}: expected 0 (off) or more, got {excerpt(value)}")
     elif kind == "bool":
         low = value.strip().lower()
         if low not in ("true", "false"):

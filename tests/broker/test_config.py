@@ -71,6 +71,9 @@ def test_defaults_are_the_java_ones() -> None:
     ("brokerId=9223372036854775808", "brokerId: expected an integer (Java long)"),
     ("maxMessageSize=1_000", "maxMessageSize: expected an integer (Java int), got '1_000'"),
     ("maxMessageSize=" + "9" * 5000, "maxMessageSize: expected an integer (Java int), got '9999999999"),
+    # our own bounds: a negative budget would close every connection holding part of a frame
+    ("serverMaxBufferedBytes=-1", "x.properties:2: serverMaxBufferedBytes: expected 0 (off) or more, got '-1'"),
+    ("serverFrameReadTimeoutSeconds=-5", "serverFrameReadTimeoutSeconds: expected 0 (off) or more"),
 ])
 def test_bad_values_name_file_and_line(line: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")) as caught:
