@@ -38,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -52,8 +51,9 @@ from wire.ha.session import HAProtocolError
 
 from ..store import MessageStore, PutStatus, StoreError
 from . import _sock
+from ._conn import ConnectionTasks, cancel_and_wait
 from .config import HAConfig
-from .epochfile import EpochFile
+from .epochfile import EpochFile, fsync_dir
 from .stats import TransferSpeed, now_ms
 from .waiters import OffsetWaiters
 
@@ -99,33 +99,27 @@ def make_durable(store: MessageStore, offset: int) -> None:
         f.sync()
     directory = getattr(files, "directory", None)
     if directory is not None:
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_dir(directory)
 
 
 # ----------------------------------------------------------------------------------- master side
 
-class AutoSwitchConnection:
+class AutoSwitchConnection(ConnectionTasks):
     """One slave's connection to this master (``AutoSwitchHAConnection``)."""
 
+    kind = "ha5"
+
     def __init__(self, service: AutoSwitchHAService, sock: socket.socket, peer: str) -> None:
+        super().__init__(sock, peer)
         self.service = service
-        self.sock = sock
-        self.addr = peer
         cfg = service.config
         self.session = AutoSwitchMasterSession(
             service.mode.protocol, mapped_file_size=cfg.mapped_file_size,
             transfer_batch_size=cfg.transfer_batch_size, heartbeat_interval_ms=cfg.heartbeat_interval_ms,
             housekeeping_interval_ms=cfg.housekeeping_interval_ms, now_ms=now_ms())
         self.speed = TransferSpeed()
-        self.closed = False
-        self.close_reason: str | None = None
         self._reply_due = False
         self._wake = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
         #: when the last frame was cut, and the master's end then (``updateLastTransferInfo``)
         self.last_transfer_ms = now_ms()
         self.last_master_max = 0
@@ -134,36 +128,7 @@ class AutoSwitchConnection:
     def slave(self) -> str:
         return self.session.slave
 
-    def start(self) -> None:
-        self._tasks = [asyncio.create_task(self._read(), name=f"ha5-read-{self.addr}"),
-                       asyncio.create_task(self._write(), name=f"ha5-write-{self.addr}")]
-        for t in self._tasks:
-            t.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Task[None]) -> None:
-        if task.cancelled():
-            return
-        exc = task.exception()
-        if exc is not None:
-            self.close(f"{type(exc).__name__}: {exc}")
-            if not isinstance(exc, OSError):
-                log.error("AutoSwitch HA connection %s failed", self.addr, exc_info=exc)
-        else:
-            self.close(self.close_reason or "closed")
-
-    def close(self, reason: str) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        self.close_reason = reason
-        for t in self._tasks:
-            if t is not asyncio.current_task():
-                t.cancel()
-        with contextlib.suppress(Exception):
-            loop = asyncio.get_running_loop()
-            loop.remove_reader(self.sock.fileno())
-            loop.remove_writer(self.sock.fileno())
-        self.sock.close()
+    def _closed(self, reason: str) -> None:
         self.service._removed(self)
         log.info("AutoSwitch HA connection %s (%s) closed: %s", self.addr, self.session.slave, reason)
 
@@ -318,11 +283,7 @@ class AutoSwitchClient:
                        asyncio.create_task(self._dispatch(), name="ha5-dispatch")]
 
     async def stop(self) -> None:
-        for t in self._tasks:
-            t.cancel()
-        for t in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        await cancel_and_wait(self._tasks)
         self._tasks = []
         self._close("the client stops")
         store = self.service.store
@@ -531,11 +492,7 @@ class AutoSwitchHAService:
         return self._port
 
     async def stop(self) -> None:
-        for t in self._tasks:
-            t.cancel()
-        for t in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        await cancel_and_wait(self._tasks)
         self._tasks = []
         if self.client is not None:
             await self.client.stop()

@@ -25,7 +25,7 @@ from wire.errors import DecodeError
 from wire.ha import decode_epoch_file, encode_epoch_file
 from wire.ha.autoswitch import EpochCache
 
-__all__ = ["EpochFile", "EpochFileError"]
+__all__ = ["EpochFile", "EpochFileError", "fsync_dir"]
 
 log = logging.getLogger("reference_broker.ha")
 
@@ -34,7 +34,8 @@ class EpochFileError(ValueError):
     """Neither the epoch file nor its backup can be read; the message says where and why."""
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """fsync a directory (a rename or an unlink in it becomes durable)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -84,6 +85,6 @@ class EpochFile:
         if self.path.exists():
             shutil.copyfile(self.path, self.path.with_name(self.path.name + ".bak"))
         os.replace(tmp, self.path)
-        _fsync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
         self._saved = self.cache.version
         return True

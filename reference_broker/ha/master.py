@@ -43,6 +43,7 @@ from wire.ha.session import HAProtocolError, V4MasterSession, pack_transfer_head
 
 from ..store import MessageStore, PutStatus
 from . import _sock
+from ._conn import ConnectionTasks, cancel_and_wait
 from .config import HAConfig
 from .stats import TransferSpeed, now_ms
 from .waiters import OffsetWaiters
@@ -67,13 +68,14 @@ class SlaveProblem:
     message: str
 
 
-class SlaveConnection:
+class SlaveConnection(ConnectionTasks):
     """One slave's connection to this master (``HAConnection``)."""
 
+    kind = "ha"
+
     def __init__(self, service: HAService, sock: socket.socket, peer: str) -> None:
+        super().__init__(sock, peer)
         self.service = service
-        self.sock = sock
-        self.addr = peer
         cfg = service.config
         self.session = V4MasterSession(
             mapped_file_size=cfg.mapped_file_size, transfer_batch_size=cfg.transfer_batch_size,
@@ -84,10 +86,7 @@ class SlaveConnection:
         self.problem: SlaveProblem | None = None
         #: when the slave last held everything this master held (None: not yet)
         self.caught_up_ms: int | None = None
-        self.closed = False
-        self.close_reason: str | None = None
         self._wake = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
 
     def __repr__(self) -> str:
         s = self.session
@@ -95,37 +94,7 @@ class SlaveConnection:
                 f"next={s.next_transfer}>")
 
     # ------------------------------------------------------------------ life cycle
-    def start(self) -> None:
-        self._tasks = [asyncio.create_task(self._read(), name=f"ha-read-{self.addr}"),
-                       asyncio.create_task(self._write(), name=f"ha-write-{self.addr}")]
-        for t in self._tasks:
-            t.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Task[None]) -> None:
-        if task.cancelled():
-            return
-        exc = task.exception()
-        if exc is not None:
-            self.close(f"{type(exc).__name__}: {exc}")
-            if not isinstance(exc, OSError):
-                log.error("HA connection %s failed", self.addr, exc_info=exc)
-        else:
-            self.close(self.close_reason or "closed")
-
-    def close(self, reason: str) -> None:
-        """Close the socket and stop both tasks (idempotent)."""
-        if self.closed:
-            return
-        self.closed = True
-        self.close_reason = reason
-        for t in self._tasks:
-            if t is not asyncio.current_task():
-                t.cancel()
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(Exception):
-            loop.remove_reader(self.sock.fileno())
-            loop.remove_writer(self.sock.fileno())
-        self.sock.close()
+    def _closed(self, reason: str) -> None:
         self.service._removed(self)
         log.info("HA connection %s closed: %s", self.addr, reason)
 
@@ -295,11 +264,7 @@ class HAService:
         return self._port
 
     async def stop(self) -> None:
-        for t in self._tasks:
-            t.cancel()
-        for t in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        await cancel_and_wait(self._tasks)
         self._tasks = []
         for c in list(self.connections):
             c.close("the master shuts down")

@@ -25,7 +25,6 @@ name servers at once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +43,8 @@ from wire.headers import (
     request,
 )
 from wire.topic import MASTER_ID
+
+from ._conn import cancel_and_wait
 
 if TYPE_CHECKING:
     from ..broker import Broker
@@ -90,11 +91,7 @@ class ReplicasManager:
 
     async def stop(self) -> None:
         self.state = "SHUTDOWN"
-        for t in self._tasks:
-            t.cancel()
-        for t in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        await cancel_and_wait(self._tasks)
         self._tasks = []
         await self._pool.close()
 

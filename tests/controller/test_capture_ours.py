@@ -34,7 +34,7 @@ from tests.broker.helpers import send_request
 from tests.controller.test_kill_master import call, max_offset, members, sync_state
 from tests.ha.servers import OurServers
 from tests.javakit import free_broker_port, free_port
-from wire import RequestCode
+from wire import RemotingCommand, RequestCode
 from wire.capture import CommandRow, HaRow, decode_capture
 
 pytestmark = pytest.mark.slow
@@ -74,10 +74,15 @@ def test_failover_capture_matches_java_sequence(tmp_path: Path) -> None:
         pa, pb = free_broker_port(), free_broker_port()
         ports = [ns.port, cport] + [p + d for p in (pa, pb) for d in (-2, 0, 1)]
         done = threading.Event()
+        seen = threading.Event()
         recorder = threading.Thread(target=record_live, args=(pcap, ports),
-                                    kwargs={"stop": done.is_set}, daemon=True)
+                                    kwargs={"stop": done.is_set, "on_packet": lambda n, size: seen.set()},
+                                    daemon=True)
         recorder.start()
-        time.sleep(1.0)
+        # the capture runs once a request to the name server shows up in it (a sniffer under load
+        # takes a while to start)
+        wait(lambda: call(ns.addr, RemotingCommand(code=RequestCode.GET_BROKER_CLUSTER_INFO)) is not None
+             and seen.wait(0.2), "the capture to start", 30)
         try:
             keys = dict(cluster="DefaultCluster5", name=NAME, role="SLAVE", broker_id=-1,
                         enableControllerMode="true", controllerAddr=controller, allAckInSyncStateSet="true",
@@ -92,7 +97,9 @@ def test_failover_capture_matches_java_sequence(tmp_path: Path) -> None:
             common = max_offset(a.addr)
             a.kill()
             wait(lambda: sync_state(controller, NAME).get("masterAddress") == b.addr, "the new master", 30)
-            for i in range(5):
+            # B takes sends once it has acted on the controller's notice (asynchronous)
+            wait(lambda: call(b.addr, send_request("C5Topic", b"n0", code=10)).code == 0, "B takes sends", 30)
+            for i in range(1, 5):
                 assert call(b.addr, send_request("C5Topic", b"n%d" % i, code=10)).code == 0
             servers.restart(a, graceful=False)
             wait(lambda: members(controller, NAME) == {a.addr, b.addr}, "the old master rejoins", 60)
