@@ -175,6 +175,9 @@ def _check(key: str, value: str, default: str | None, where: str) -> str:
 class _Config:
     """A key/value table with defaults, checked overrides and the unknown keys seen."""
 
+    #: keys this table knows whose Java default is null (no default value, taken as given)
+    NULL_DEFAULTS: frozenset[str] = frozenset()
+
     @property
     def max_buffered_bytes(self) -> int:
         return self.int("serverMaxBufferedBytes")
@@ -199,7 +202,7 @@ class _Config:
             where = f"{source}:{line}" if line else source
             if key in self.DEFAULTS:
                 self.values[key] = _check(key, value, self.DEFAULTS[key], where)
-            elif key in NULL_DEFAULT_KEYS and self.DEFAULTS is BROKER_DEFAULTS:
+            elif key in self.NULL_DEFAULTS:
                 self.values[key] = value.strip()
             else:
                 self.values[key] = value
@@ -248,6 +251,8 @@ def default_broker_config_path() -> Path:
 
 class BrokerConfig(_Config):
     """A broker's configuration (every 4.9.8 key, typed views of the ones the broker uses)."""
+
+    NULL_DEFAULTS = NULL_DEFAULT_KEYS
 
     def __init__(self, items: Iterable[tuple[str, str, int]] = (), source: str = "<defaults>",
                  overrides: Mapping[str, str] | None = None) -> None:

@@ -112,3 +112,13 @@ def test_namesrv_config() -> None:
     cfg = NamesrvConfig(parse_properties("listenPort=9886\nscanNotActiveBrokerInterval=1000\n"), "n")
     assert cfg.listen_port == 9886 and cfg.scan_interval_ms == 1000 and cfg.broker_expired_ms == 120000
     assert "kvConfigPath=" in cfg.as_properties()
+
+
+def test_ha_master_address_is_a_broker_key() -> None:
+    """``haMasterAddress`` (MessageStoreConfig, default null) is known to a broker from a file and from
+    the command line alike, and unknown to a name server."""
+    cfg = BrokerConfig(parse_properties("brokerId=1\nbrokerRole=SLAVE\nhaMasterAddress=127.0.0.1:10912\n"), "b",
+                       overrides={"haMasterAddress": " 127.0.0.1:10922 "})
+    assert cfg.unknown == [] and cfg.get("haMasterAddress") == "127.0.0.1:10922"
+    assert NamesrvConfig(parse_properties("haMasterAddress=x\n"), "n").unknown == [
+        "n:1: unknown key 'haMasterAddress' (kept, not used)"]
