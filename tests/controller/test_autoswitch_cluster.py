@@ -22,7 +22,7 @@ from tests.conftest import shared_path
 from tests.javakit import free_broker_port
 from wire import RemotingCommand, RequestCode, ResponseCode
 from wire.aio import connect
-from wire.bodies import HARuntimeInfo
+from wire.bodies import HARuntimeInfo, KVTable
 from wire.ha import decode_epoch_file
 
 NAME = "broker-c"
@@ -92,11 +92,19 @@ def test_roles_replication_and_sync_state_set(tmp_path: Path) -> None:
                 st = await conn.request(RemotingCommand(code=RequestCode.GET_BROKER_HA_STATUS))
                 info = HARuntimeInfo.decode(st.body or b"")
                 assert not info.master and info.ha_client_runtime_info.master_addr == a.ha_server_addr
+                rt = await conn.request(RemotingCommand(code=RequestCode.GET_BROKER_RUNTIME_INFO))
+                assert KVTable.decode(rt.body or b"").table["brokerActive"] == "false"
                 ep = await conn.request(RemotingCommand(code=RequestCode.GET_BROKER_EPOCH_CACHE))
                 body = json.loads(ep.body or b"")
                 assert body["epochList"] == [{"endOffset": 2**63 - 1, "epoch": 1, "startOffset": 0}]
             finally:
                 await conn.aclose()
+            master_conn = await client(a)
+            try:
+                rt = await master_conn.request(RemotingCommand(code=RequestCode.GET_BROKER_RUNTIME_INFO))
+                assert KVTable.decode(rt.body or b"").table["brokerActive"] == "true"
+            finally:
+                await master_conn.aclose()
             # the epoch file on disk is Java's format
             path = Path(b.config.get("storePathEpochFile"))
             assert [(e.epoch, e.start_offset) for e in decode_epoch_file(path.read_bytes())] == [(1, 0)]

@@ -226,6 +226,10 @@ def runtime_info(broker: Broker) -> dict[str, str]:
     cfg = broker.config
     info["brokerVersionDesc"] = BROKER_VERSION_DESC
     info["brokerVersion"] = str(BROKER_VERSION)
+    if broker.controller_mode:
+        # 5.x (isSpecialServiceRunning): the controller's master runs the master-only services;
+        # mqadmin clusterList shows it as ACTIVATED
+        info["brokerActive"] = "true" if broker.config.is_master else "false"
     # requests never queue before a handler here, so the thread-pool queues are always empty
     for pool, capacity_key in (
         ("send", "sendThreadPoolQueueCapacity"),
