@@ -71,7 +71,7 @@ def metadata(ctx: typer.Context, controller: ControllerOpt) -> None:
         out.data(m)
         return
     out.kv([("#ControllerGroup", m.group), ("#ControllerLeaderId", m.leader_id),
-            ("#ControllerLeaderAddress", m.leader_address), ("#IsLeader", m.is_leader),
+            ("#ControllerLeaderAddress", m.leader_address), ("#IsLeader", str(m.is_leader).lower()),
             ("#Peers", m.peers)])
 
 
