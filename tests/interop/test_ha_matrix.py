@@ -12,6 +12,9 @@ Scenario IDs are ``<master>><slave>/<scenario>``, the master and slave being ``o
 * ``same-pulls``: every queue of the topic pulled from the slave gives what it gives from the master
   (queue offsets, CommitLog offsets, bodies): the slave's ConsumeQueues, built by its own dispatch
   from the other implementation's bytes, serve the same reads.
+* ``runtime-info``: GET_BROKER_RUNTIME_INFO of the reference broker carries the keys the Java 4.9.8
+  one does (the HA figures among them), and both give the same CommitLog min and max offsets and no
+  dispatch backlog once the slave has caught up.
 * ``late-empty-slave``: a second, empty slave (brokerId 2) joins that master once it holds three
   files: it starts where a Java master starts an empty slave, at the beginning of the master's last
   CommitLog file (its first file is named so, and it holds no other), and its bytes from there equal
@@ -59,9 +62,11 @@ pytestmark = pytest.mark.skipif(javakit_missing() is not None, reason=javakit_mi
 GIB = 1 << 30
 MIB = 1 << 20
 SCENARIOS = {
-    "ours>java": ("async-baseline-1g", "slow-slave", "async-baseline-10m", "same-pulls", "late-empty-slave",
+    "ours>java": ("async-baseline-1g", "slow-slave", "async-baseline-10m", "same-pulls", "runtime-info",
+                  "late-empty-slave",
                   "sync-baseline", "slave-reconnect", "slave-restart-truncated-tail"),
-    "java>ours": ("async-baseline-1g", "slow-slave", "async-baseline-10m", "same-pulls", "late-empty-slave",
+    "java>ours": ("async-baseline-1g", "slow-slave", "async-baseline-10m", "same-pulls", "runtime-info",
+                  "late-empty-slave",
                   "sync-baseline", "slave-reconnect", "slave-restart-truncated-tail"),
     "java>java": ("sync-reference",),
 }
@@ -382,6 +387,21 @@ def same_pulls(pair: Pair, topic: str = "MatrixTopic") -> None:
                                f"first different message: {differ}"
 
 
+def runtime_keys(info: dict[str, str]) -> set[str]:
+    # commitLogDiskRatio_<path> names the store's directory
+    return {k.split("_/", 1)[0] for k in info}
+
+
+def same_runtime_info(pair: Pair) -> None:
+    end = pair.caught_up()
+    wait_for(lambda: runtime(pair.slave.port).get("dispatchBehindBytes") == "0", "the slave's dispatch", 40)
+    m, s = runtime(pair.master.port), runtime(pair.slave.port)
+    assert runtime_keys(m) == runtime_keys(s), \
+        f"only the master's: {runtime_keys(m) - runtime_keys(s)}; only the slave's: {runtime_keys(s) - runtime_keys(m)}"
+    for key, value in (("commitLogMaxOffset", str(end)), ("commitLogMinOffset", "0"), ("dispatchBehindBytes", "0")):
+        assert (m[key], s[key]) == (value, value), (key, m[key], s[key])
+
+
 def late_empty_slave(pair: Pair, late: Pair) -> None:
     size = int(pair.master.properties["mappedFileSizeCommitLog"])
     end = late.caught_up()
@@ -446,6 +466,7 @@ def test_async_10m_and_late_slave(direction: str, ours: OurServers, java_servers
     pair = make_pair(m, s, java_ns, f"broker-{direction.replace('>', '')}-10m-async", "ASYNC_MASTER", 10 * MIB)
     runner.run("async-baseline-10m", lambda: async_10m(pair))
     runner.run("same-pulls", lambda: same_pulls(pair))
+    runner.run("runtime-info", lambda: same_runtime_info(pair))
 
     def late() -> None:
         late_empty_slave(pair, add_slave(pair, s, java_ns, broker_id=2))
