@@ -15,6 +15,7 @@ from reference_broker.broker.processors import relay
 from tests.broker.helpers import client, heartbeat_request, run, running_cluster, send_request
 from wire import RemotingCommand, ResponseCode
 from wire.aio import RemotingConnection
+from wire.bodies import GetConsumerStatusBody, MessageQueue
 from wire.message import decode_stored_message
 
 
@@ -24,6 +25,10 @@ def test_relays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     silent = asyncio.Event()
 
     async def consumer(conn: RemotingConnection, req: RemotingCommand) -> RemotingCommand | None:
+        if req.code == 221:
+            mq = MessageQueue(topic="RelayT", broker_name="b", queue_id=0)
+            return req.response(ResponseCode.SUCCESS, None, None,
+                                GetConsumerStatusBody(message_queue_table={mq: 7}).encode())
         if req.code not in (307, 309):
             return None
         got.append(req)
@@ -46,6 +51,13 @@ def test_relays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             assert r.code == 0
             assert got[-1].ext_fields["brokerName"] == b.config.broker_name
             assert decode_stored_message(got[-1].body or b"").body == b"direct"
+            # INVOKE_BROKER_TO_GET_CONSUMER_STATUS: each consumer's offsets, by client id
+            r = await admin.request(RemotingCommand.request(223, {"topic": "RelayT", "group": "G"}))
+            assert (r.code, r.remark) == (0, "not set any response code")
+            status = GetConsumerStatusBody.decode(r.body or b"").consumer_table
+            assert {c: {mq.queue_id: o for mq, o in t.items()} for c, t in status.items()} == {"10.0.0.5@c1": {0: 7}}
+            r = await admin.request(RemotingCommand.request(223, {"topic": "RelayT", "group": "nobody"}))
+            assert (r.code, r.remark) == (1, "No Any Consumer online in the consumer group: [nobody]")
             r = await admin.request(RemotingCommand.request(307, {"consumerGroup": "G", "clientId": "nobody"}))
             assert (r.code, r.remark) == (ResponseCode.SYSTEM_ERROR, "The Consumer <G> <nobody> not online")
             old = await client(b, consumer)

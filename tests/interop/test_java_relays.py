@@ -2,6 +2,7 @@
 """Admin requests a broker relays to a consumer, with a real Java 4.9.8 push consumer
 (tests/interop/java/ConsumerProbe.java) online on our broker and on the Java one:
 GET_CONSUMER_RUNNING_INFO (mqadmin consumerStatus) gets the client's ConsumerRunningInfo,
+INVOKE_BROKER_TO_GET_CONSUMER_STATUS (mqadmin getConsumerStatus) the offsets it holds,
 CONSUME_MESSAGE_DIRECTLY has the client consume a stored message named by its offset id and
 answers its ConsumeMessageDirectlyResult, and a client that is not online gets Java's refusal."""
 
@@ -19,7 +20,7 @@ from tests.interop.clientkit import compile_probe, threaded_servers
 from tests.javakit import JavaServers
 from wire import RemotingCommand
 from wire.aio import connect
-from wire.bodies import GetConsumerListByGroupResponseBody
+from wire.bodies import GetConsumerListByGroupResponseBody, GetConsumerStatusBody
 
 pytestmark = [pytest.mark.shared, pytest.mark.slow]
 
@@ -78,6 +79,15 @@ def _answers(probe: list[str], namesrv: str, broker: str) -> list[object]:
             r = await conn.request(RemotingCommand.request(309, {"consumerGroup": GROUP, "clientId": client_id,
                                                                  "msgId": msg_id}), 15)
             out.append((r.code, b'"consumeResult":"CR_SUCCESS"' in (r.body or b"")))
+            r = await conn.request(RemotingCommand.request(223, {"topic": TOPIC, "group": GROUP}), 15)
+            status = GetConsumerStatusBody.decode(r.body or b"").consumer_table if r.code == 0 else {}
+            # by client id: the probe's own, which differs from run to run
+            out.append((r.code, r.remark, {"me" if c == client_id else c: sorted((mq.topic, mq.queue_id) for mq in t)
+                                           for c, t in status.items()}))
+            r = await conn.request(RemotingCommand.request(223, {"topic": TOPIC, "group": GROUP,
+                                                                 "clientAddr": client_id}), 15)
+            out.append((r.code, ["me" if c == client_id else c
+                                 for c in GetConsumerStatusBody.decode(r.body or b"").consumer_table]))
             for code in (307, 309):
                 r = await conn.request(RemotingCommand.request(code, {"consumerGroup": GROUP, "clientId": "nobody",
                                                                       "msgId": msg_id}), 15)
@@ -103,4 +113,7 @@ def test_relays_to_a_java_consumer(probe: list[str], ours: tuple[str, str], java
     our_answers = _answers(probe, *ours)
     assert our_answers == java_answers
     assert java_answers[:2] == [(0, True, True), (0, True)]
-    assert java_answers[2] == (1, f"The Consumer <{GROUP}> <nobody> not online")
+    code, remark, status = java_answers[2]  # type: ignore[misc]
+    assert (code, remark) == (0, "not set any response code") and list(status) == ["me"]
+    assert java_answers[3] == (0, ["me"])
+    assert java_answers[4] == (1, f"The Consumer <{GROUP}> <nobody> not online")

@@ -178,7 +178,7 @@ def test_reset_offset_answers(our_servers: tuple[str, str], java_pair: tuple[str
         for q in range(4):
             conn.oneway(RemotingCommand.request(15, {"consumerGroup": "ResetG", "topic": "ResetT", "queueId": q,
                                                      "commitOffset": 5 if q == 0 else 0}))
-        await asyncio.sleep(0.5)
+        await _committed(conn, "ResetG", "ResetT", {0: 5, 1: 0, 2: 0, 3: 0})
         r = await conn.request(reset("ResetT", False), 10)
         out.append((r.code, r.remark))
         told: list[RemotingCommand] = []
@@ -235,7 +235,7 @@ def test_mqadmin_reset_offset_by_time(our_servers: tuple[str, str], java_pair: t
         for q in range(4):
             conn.oneway(RemotingCommand.request(15, {"consumerGroup": "MqaResetG", "topic": "MqaResetT",
                                                      "queueId": q, "commitOffset": 3 if q == 0 else 0}))
-        await asyncio.sleep(0.5)
+        await _committed(conn, "MqaResetG", "MqaResetT", {0: 3, 1: 0, 2: 0, 3: 0})
         args = ("resetOffsetByTime", "-n", namesrv, "-g", "MqaResetG", "-t", "MqaResetT", "-s", "0")
         offline = await asyncio.to_thread(mqadmin, "4.9.8", *args, home=home)
         reader = await connect(host, int(port))
@@ -253,3 +253,20 @@ def test_mqadmin_reset_offset_by_time(our_servers: tuple[str, str], java_pair: t
     assert all(len(t) == 4 for t in java)
     # offline: the fallback's six columns; online: the broker's table (queue, offset)
     assert {len(row.split()) for row in java[0]} == {5} and {len(row.split()) for row in java[1]} == {2}
+
+async def _committed(conn: object, group: str, topic: str, offsets: dict[int, int]) -> None:
+    """Wait until the broker answers QUERY_CONSUMER_OFFSET with ``offsets`` (commits sent oneway)."""
+    from wire import RemotingCommand
+    from wire.aio import RemotingConnection
+
+    assert isinstance(conn, RemotingConnection)
+    for _ in range(300):
+        found = {}
+        for q in offsets:
+            r = await conn.request(RemotingCommand.request(14, {"consumerGroup": group, "topic": topic,
+                                                                "queueId": q}), 10)
+            found[q] = int(r.ext_fields.get("offset", "-1")) if r.code == 0 else -1
+        if found == offsets:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the offsets of {group} on {topic} are {found}, not {offsets}")

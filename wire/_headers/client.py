@@ -430,6 +430,17 @@ class ConsumeMessageDirectlyResultRequestHeader(CustomHeader):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GetConsumerStatusRequestHeader(CustomHeader):
+    """INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223), admin to broker (mqadmin getConsumerStatus), and
+    GET_CONSUMER_STATUS_FROM_CLIENT (221), broker to each consumer: the consumers' offsets of
+    ``group`` on ``topic``; ``clientAddr`` (a client id) asks one consumer only."""
+
+    topic: str = field(metadata=_nn("topic"))
+    group: str = field(metadata=_nn("group"))
+    client_addr: str | None = _opt("clientAddr")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ResetOffsetRequestHeader(CustomHeader):
     """INVOKE_BROKER_TO_RESET_OFFSET (222), admin to broker (mqadmin resetOffsetByTime), and
     RESET_CONSUMER_CLIENT_OFFSET (220), broker to each consumer of the group: the offsets of

@@ -42,6 +42,8 @@ REQUEST_HEADERS: dict[int, type[CustomHeader]] = {
     _RC.INVOKE_BROKER_TO_RESET_OFFSET: client.ResetOffsetRequestHeader,
     _RC.RESET_CONSUMER_CLIENT_OFFSET: client.ResetOffsetRequestHeader,
     _RC.GET_CONSUMER_RUNNING_INFO: client.GetConsumerRunningInfoRequestHeader,
+    _RC.INVOKE_BROKER_TO_GET_CONSUMER_STATUS: client.GetConsumerStatusRequestHeader,
+    _RC.GET_CONSUMER_STATUS_FROM_CLIENT: client.GetConsumerStatusRequestHeader,
     _RC.CONSUME_MESSAGE_DIRECTLY: client.ConsumeMessageDirectlyResultRequestHeader,
     _RC.GET_CONSUMER_LIST_BY_GROUP: client.GetConsumerListByGroupRequestHeader,
     _RC.NOTIFY_CONSUMER_IDS_CHANGED: client.NotifyConsumerIdsChangedRequestHeader,

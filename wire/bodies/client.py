@@ -35,6 +35,7 @@ __all__ = [
     "ConsumerConnection",
     "ConsumerData",
     "GetConsumerListByGroupResponseBody",
+    "GetConsumerStatusBody",
     "HeartbeatData",
     "LockBatchRequestBody",
     "LockBatchResponseBody",
@@ -261,6 +262,18 @@ class ResetOffsetBody(JsonBody):
     INVOKE_BROKER_TO_RESET_OFFSET, and what RESET_CONSUMER_CLIENT_OFFSET tells a Java client)."""
 
     offset_table: Mapping[MessageQueue, int] = prop("offsetTable", Map(MESSAGE_QUEUE_KEY, LONG), factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetConsumerStatusBody(JsonBody):
+    """``GetConsumerStatusBody``: a client's offsets per queue (``messageQueueTable``, its answer to
+    GET_CONSUMER_STATUS_FROM_CLIENT) and the broker's gathering of them by client id
+    (``consumerTable``, the answer to INVOKE_BROKER_TO_GET_CONSUMER_STATUS)."""
+
+    message_queue_table: Mapping[MessageQueue, int] = prop(
+        "messageQueueTable", Map(MESSAGE_QUEUE_KEY, LONG), factory=dict)
+    consumer_table: Mapping[str, Mapping[MessageQueue, int]] = prop(
+        "consumerTable", Map(STR_KEY, Map(MESSAGE_QUEUE_KEY, LONG)), factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,6 +1,7 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """INVOKE_BROKER_TO_RESET_OFFSET (222): reset a consumer group's offsets to a time
-(mqadmin resetOffsetByTime).
+(mqadmin resetOffsetByTime); INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223): the offsets the group's
+consumers hold (mqadmin getConsumerStatus).
 
 Mirrors ``AdminBrokerProcessor.resetOffset`` and ``Broker2Client.resetOffset`` of 4.9.8. For each
 write queue of the topic, the offset of the first message stored at or after ``timestamp`` (the
@@ -10,9 +11,14 @@ it sends RESET_CONSUMER_CLIENT_OFFSET (220, oneway) with the table to every cons
 online, and they move and commit; the answer is SUCCESS with the table (``ResetOffsetBody``).
 Refusals, with Java's remarks: a topic the broker does not have; a group with no committed offset
 for a queue; no consumer online (CONSUMER_NOT_ONLINE, on which mqadmin falls back to committing
-the offsets itself); a client older than V3_0_7_SNAPSHOT. The success carries the remark
-``not set any response code`` as Java's does. A request in the CPP language gets the
-list form (``ResetOffsetBodyForC``) in what is sent to the clients, as Java does.
+the offsets itself); a client older than V3_0_7_SNAPSHOT. A request in the CPP language gets the
+list form (``ResetOffsetBodyForC``) in what is sent to the clients, as Java does. The success
+carries the remark ``not set any response code`` as Java's does.
+
+The status (``Broker2Client.getConsumeStatus``) asks each consumer of the group (or only the one
+whose client id is ``clientAddr``) GET_CONSUMER_STATUS_FROM_CLIENT (221, 5 s each) and answers
+their ``messageQueueTable`` by client id; a consumer that fails or does not answer is left out.
+No consumer online is SYSTEM_ERROR "No Any Consumer online in the consumer group: [g]".
 """
 
 from __future__ import annotations
@@ -22,8 +28,15 @@ from typing import TYPE_CHECKING
 
 from wire import LanguageCode, MQVersion, RemotingCommand, RequestCode, ResponseCode
 from wire.aio import HandlerResult, RemotingConnection, RemotingIOError
-from wire.bodies import MessageQueue, ResetOffsetBody, ResetOffsetBodyForC, ResetOffsetEntryForC
-from wire.headers import ResetOffsetRequestHeader, request
+from wire.bodies import (
+    GetConsumerStatusBody,
+    MessageQueue,
+    ResetOffsetBody,
+    ResetOffsetBodyForC,
+    ResetOffsetEntryForC,
+)
+from wire.errors import WireError
+from wire.headers import GetConsumerStatusRequestHeader, ResetOffsetRequestHeader, request
 
 from .common import BrokerHandler, peer_addr
 
@@ -35,6 +48,8 @@ __all__ = ["HANDLERS"]
 log = logging.getLogger("reference_broker.broker")
 
 _V3_0_7 = int(MQVersion.V3_0_7_SNAPSHOT)
+#: GET_CONSUMER_STATUS_FROM_CLIENT: invokeSync with 5 s
+STATUS_TIMEOUT_S = 5.0
 
 
 def version_desc(version: int) -> str:
@@ -104,4 +119,45 @@ def reset_offset(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
                         ResetOffsetBody(offset_table=table).encode())
 
 
-HANDLERS: dict[int, BrokerHandler] = {RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: reset_offset}
+def get_consumer_status(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    h = GetConsumerStatusRequestHeader.from_ext(req.ext_fields)
+    log.info("[get-consumer-status] get consumer status by %s. topic=%s, group=%s", peer_addr(conn), h.topic,
+             h.group)
+    info = broker.consumers.get(h.group)
+    if info is None or not info.channels:
+        return req.response(ResponseCode.SYSTEM_ERROR,
+                            f"No Any Consumer online in the consumer group: [{h.group}]")
+    asked = []
+    for channel, client in list(info.channels.items()):
+        if client.version < _V3_0_7:
+            return req.response(ResponseCode.SYSTEM_ERROR, "the client does not support this feature. "
+                                f"version={version_desc(client.version)}")
+        if not h.client_addr or h.client_addr == client.client_id:
+            asked.append((channel, client.client_id))
+            if h.client_addr:
+                break
+    return _gather_status(req, h, asked)
+
+
+async def _gather_status(req: RemotingCommand, h: GetConsumerStatusRequestHeader,
+                         asked: list[tuple[object, str]]) -> RemotingCommand:
+    ask = request(RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT,
+                  GetConsumerStatusRequestHeader(topic=h.topic, group=h.group))
+    table: dict[str, dict[MessageQueue, int]] = {}
+    for channel, client_id in asked:
+        assert isinstance(channel, RemotingConnection)
+        try:
+            answer = await channel.request(ask, timeout=STATUS_TIMEOUT_S)
+            if answer.code == ResponseCode.SUCCESS and answer.body is not None:
+                table[client_id] = dict(GetConsumerStatusBody.decode(answer.body).message_queue_table)
+        except (RemotingIOError, OSError, WireError) as exc:
+            log.error("[get-consumer-status] get consumer status exception. topic=%s, group=%s, error=%s",
+                      h.topic, h.group, exc)
+    return req.response(ResponseCode.SUCCESS, "not set any response code", None,
+                        GetConsumerStatusBody(consumer_table=table).encode())
+
+
+HANDLERS: dict[int, BrokerHandler] = {
+    RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: reset_offset,
+    RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS: get_consumer_status,
+}
