@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -114,17 +116,33 @@ def follow(
         .trigger(processingTime=f"{trigger_seconds} seconds")
         .start()
     )
+    # Ctrl-C (and SIGTERM) only ask the loop below to end: a KeyboardInterrupt raised inside a py4j
+    # call breaks its connection to the JVM, and the query could not be stopped cleanly any more
+    signals: list[int] = []
+    previous = _catch_signals(signals)
     try:
         with stage_progress(session, console, enabled=console is not None):
-            while query.isActive:
+            while query.isActive and not signals:
                 query.awaitTermination(1)
                 if (stop_after is not None and done[0] >= stop_after) or (stop is not None and stop()):
                     break
     except KeyboardInterrupt:
         pass
     finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         query.stop()
     return done[0]
+
+
+def _catch_signals(into: list[int]) -> dict[int, Any]:
+    """SIGINT and SIGTERM append to ``into`` instead of interrupting; returns the handlers they
+    had. Only the main thread may set handlers: elsewhere (a follow run from a thread) nothing
+    changes."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: signal.signal(s, lambda signum, _frame: into.append(signum))
+            for s in (signal.SIGINT, signal.SIGTERM)}
 
 
 def _complete(batches: Path) -> list[Path]:

@@ -78,6 +78,7 @@ def analyze(
         if follow is not None:
             from analysis.follow import follow as run_follow
 
+            output.streaming = True  # one JSON document per line (a YAML document per batch)
             run_follow(
                 follow,
                 out,
@@ -120,7 +121,7 @@ def analyze(
 
 
 def _follow_update(out: Output, r: dict[str, Any]) -> None:
-    """One micro-batch of --follow: the metrics so far (tables, or one JSON document a line), or a
+    """One micro-batch of --follow: the metrics so far (tables, or one JSON document per line), or a
     warning for a batch that failed (the follow goes on)."""
     if "error" in r:
         out.warn(f"batch {r['batch']} ({', '.join(r['files'])}): {r['error']}")

@@ -74,3 +74,21 @@ def test_pcap_record_rotation_needs_a_directory(tmp_path: Path, capsys: pytest.C
 def test_analyze_conf_is_key_value(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["analyze", "a.pcap", "--conf", "spark.executor.memory"]) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
+
+
+def test_follow_prints_one_json_line_per_batch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import analysis.follow
+
+    def fake(directory: Path, out: Path, **kw: Any) -> int:
+        kw["on_update"](dict(_result(out), batch=0, files=["a.pcap"]))
+        kw["on_update"]({"batch": 1, "files": ["b.pcap"], "error": "b.pcap, record 7: cut short"})
+        kw["on_update"](dict(_result(out), batch=2, files=["c.pcap"]))
+        return 2
+
+    monkeypatch.setattr(analysis.follow, "follow", fake)
+    assert main(["-o", "json", "analyze", "--follow", str(tmp_path), "--out", str(tmp_path / "o")]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert [json.loads(line)["batch"] for line in lines] == [0, 2]  # JSON Lines: a script reads one a batch
+    assert "batch 1 (b.pcap): b.pcap, record 7: cut short" in captured.err
