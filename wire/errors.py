@@ -39,6 +39,7 @@ __all__ = [
     "UnknownSerializeType",
     "WireError",
     "clipped",
+    "decode_utf8",
     "excerpt",
 ]
 
@@ -129,6 +130,19 @@ class DecodeError(RemoteProtocolError, ValueError):
         if frame_index is not None and self.frame_index is None:
             self.frame_index = frame_index
         return self
+
+
+def decode_utf8(raw: bytes, offset: int | None, field: str) -> str:
+    """``raw`` as UTF-8 text, where the bytes must be UTF-8 (topics, properties, remarks, ext
+    fields, JSON). Bytes that are not raise :class:`DecodeError` naming ``field`` at the first bad
+    byte (``offset`` is where ``raw`` starts in the input, None when unknown) and showing up to four
+    bytes from there. The one place this rule is written; the decoders all call it."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = None if offset is None else offset + exc.start
+        raise DecodeError(f"{field} is not valid UTF-8", offset=at, field=field, expected="UTF-8",
+                          found=raw[exc.start:exc.start + 4].hex()) from None
 
 
 class FrameTooLarge(DecodeError):

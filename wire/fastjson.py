@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
-from .errors import DecodeError, EncodeError, clipped, excerpt
+from .errors import DecodeError, EncodeError, clipped, decode_utf8, excerpt
 from .java import java_double_to_string
 
 __all__ = [
@@ -129,11 +129,7 @@ def loads(data: bytes | bytearray | memoryview | str, *, what: str = "json") -> 
         raw = None
     else:
         raw = bytes(data)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DecodeError(f"{what}: invalid UTF-8", offset=exc.start, field=what,
-                              expected="UTF-8 text", found=raw[exc.start:exc.start + 4].hex()) from None
+        text = decode_utf8(raw, 0, what)
     try:
         if not python_parser_preferred():
             try:

@@ -60,7 +60,7 @@ from .codes import (
     SerializeType,
     language_code,
 )
-from .errors import DecodeError, EncodeError, TrailingBytes, Truncated, clipped, excerpt
+from .errors import DecodeError, EncodeError, TrailingBytes, Truncated, clipped, decode_utf8, excerpt
 from .framing import MAX_TOTAL_LENGTH, PREFIX, Frame, split_frame
 
 __all__ = [
@@ -321,12 +321,6 @@ _I32 = struct.Struct(">i")
 _U16 = struct.Struct(">H")
 
 
-def _utf8(raw: bytes, offset: int, fieldname: str) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DecodeError(f"{fieldname} is not valid UTF-8", offset=offset + exc.start, field=fieldname,
-                          expected="UTF-8", found=raw[exc.start:exc.start + 4].hex()) from None
 
 
 def decode_binary_header(data: bytes) -> RemotingCommand:
@@ -341,7 +335,7 @@ def decode_binary_header(data: bytes) -> RemotingCommand:
     if rlen < 0 or pos + rlen + 4 > n:
         raise DecodeError(f"remark length {rlen} does not fit in the {n}-byte header", offset=13,
                           field="remark", expected=f"0..{n - 21}", found=rlen)
-    remark = _utf8(data[pos:pos + rlen], pos, "remark") if rlen else None
+    remark = decode_utf8(data[pos:pos + rlen], pos, "remark") if rlen else None
     pos += rlen
     (elen,) = _I32.unpack_from(data, pos)
     if elen < 0 or pos + 4 + elen != n:
@@ -395,13 +389,13 @@ def _binary_ext(data: bytes, pos: int, n: int) -> tuple[dict[str, str], tuple[tu
         if kstart + klen + 4 > n:
             raise Truncated(f"ext key of {klen} bytes overruns the header", offset=pos,
                             field="extFields.key", expected=klen, found=n - kstart)
-        key = _utf8(data[kstart:kstart + klen], kstart, "extFields.key")
+        key = decode_utf8(data[kstart:kstart + klen], kstart, "extFields.key")
         vpos = kstart + klen
         (vlen,) = _I32.unpack_from(data, vpos)
         if vlen < 0 or vpos + 4 + vlen > n:
             raise DecodeError(f"ext value length {vlen} for {excerpt(key)} overruns the header", offset=vpos,
                               field=f"extFields.{excerpt(key)}", expected=f"0..{n - vpos - 4}", found=vlen)
-        value = _utf8(data[vpos + 4:vpos + 4 + vlen], vpos + 4, f"extFields.{key}")
+        value = decode_utf8(data[vpos + 4:vpos + 4 + vlen], vpos + 4, f"extFields.{key}")
         ext[key] = value
         entries.append((key, value))
         pos = vpos + 4 + vlen

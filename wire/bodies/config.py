@@ -45,7 +45,7 @@ from construct import (
 )
 
 from .. import fastjson
-from ..errors import DecodeError, EncodeError, TrailingBytes, Truncated
+from ..errors import DecodeError, EncodeError, TrailingBytes, Truncated, decode_utf8
 from ..fastjson import FrozenObject
 from ._base import (
     BOOL,
@@ -223,16 +223,8 @@ def _inflate(data: bytes) -> bytes:
     return out
 
 
-def _utf8(raw: bytes, what: str) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DecodeError(f"{what}: invalid UTF-8 at byte {exc.start}", field=what,
-                          expected="UTF-8 text", found=raw[exc.start:exc.start + 4].hex()) from None
-
-
 def _json_section(raw: bytes, what: str) -> Any:
-    return fastjson.loads(_utf8(raw, what), what=what)
+    return fastjson.loads(decode_utf8(raw, None, what), what=what)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -263,7 +255,7 @@ class RegisterBrokerBody(JsonBody):
         table: dict[str, TopicConfig] = {}
         for i, raw_config in enumerate(parsed.topic_configs):
             where = f"topicConfigs[{i}]"
-            config = TopicConfig.decode_text(_utf8(raw_config, where), where)
+            config = TopicConfig.decode_text(decode_utf8(raw_config, None, where), where)
             table[config.topic_name or ""] = config
         where = "filterServerList"
         filters = STR_LIST.load(_json_section(parsed.filter_server_list, where), where)

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Self
 
-from ..errors import DecodeError, EncodeError
+from ..errors import DecodeError, EncodeError, decode_utf8
 
 __all__ = ["PropertiesBody", "PropertiesLineError", "decode_properties", "encode_properties",
            "iter_properties"]
@@ -126,13 +126,7 @@ def decode_properties(data: bytes | bytearray | memoryview | str) -> dict[str, s
     if isinstance(data, str):
         text = data
     else:
-        raw = bytes(data)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DecodeError(f"properties: invalid UTF-8 at byte {exc.start}", offset=exc.start,
-                              field="properties", expected="UTF-8 text",
-                              found=raw[exc.start:exc.start + 4].hex()) from None
+        text = decode_utf8(bytes(data), 0, "properties")
     return {key: value for key, value, _line in iter_properties(text)}
 
 

@@ -47,7 +47,7 @@ from construct import (
     this,
 )
 
-from ..errors import DecodeError, EncodeError, Truncated
+from ..errors import DecodeError, EncodeError, Truncated, decode_utf8
 from .properties import MAX_PROPERTIES_LENGTH, PROPERTY_SEPARATOR, decode_properties, encode_properties
 from .record import Buffer, HostPort, StoredMessage
 
@@ -127,13 +127,6 @@ def _trusted(body: bytes, text: str, flag: int) -> BatchEntry:
     return e
 
 
-def _utf8(raw: bytes, offset: int) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DecodeError("batch entry properties are not valid UTF-8", offset=offset + exc.start,
-                          field="properties", expected="UTF-8",
-                          found=raw[exc.start:exc.start + 4].hex()) from None
 
 
 def _check_canonical(total: int, magic: int, crc: int, want: int, pos: int) -> None:
@@ -167,7 +160,7 @@ def decode_batch(body: Buffer, *, strict: bool = True) -> list[BatchEntry]:
         end = pstart + plen
         if strict:
             _check_canonical(total, magic, crc, end - pos, pos)
-        text = _utf8(bytes(body[pstart:end]), pstart) if plen else ""
+        text = decode_utf8(bytes(body[pstart:end]), pstart, "batch entry properties") if plen else ""
         out.append(_trusted(bytes(body[bstart:bstart + blen]), text, flag))
         pos = end
     return out
@@ -187,7 +180,8 @@ def decode_batch_construct(body: Buffer, *, strict: bool = True) -> list[BatchEn
         size = BATCH_ENTRY_OVERHEAD + len(c.body) + len(c.properties)
         if strict:
             _check_canonical(c.total_size, c.magic, c.body_crc, size, pos)
-        text = _utf8(c.properties, pos + size - len(c.properties)) if c.properties else ""
+        text = (decode_utf8(c.properties, pos + size - len(c.properties), "batch entry properties")
+                if c.properties else "")
         out.append(_trusted(c.body, text, c.flag))
         pos += size
     return out

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..errors import DecodeError, EncodeError
+from ..errors import EncodeError, decode_utf8
 from ..java import java_string_hash
 
 __all__ = [
@@ -156,12 +156,7 @@ def decode_properties(data: str | bytes | bytearray | memoryview) -> dict[str, s
     if isinstance(data, str):
         text = data
     else:
-        raw = bytes(data)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DecodeError("properties are not valid UTF-8", offset=exc.start, field="properties",
-                              expected="UTF-8", found=raw[exc.start:exc.start + 4].hex()) from None
+        text = decode_utf8(bytes(data), 0, "properties")
     out: dict[str, str] = {}
     if not text:
         return out

@@ -68,7 +68,7 @@ from construct import (
     this,
 )
 
-from ..errors import DecodeError, EncodeError, Truncated
+from ..errors import DecodeError, EncodeError, Truncated, decode_utf8
 from .ids import create_offset_msg_id
 from .properties import (
     MAX_PROPERTIES_LENGTH,
@@ -439,14 +439,6 @@ _HOST_MASK = _BORN_V6 | _STORE_V6
 _TOPIC_LEN = {1: _B, 2: _I16}
 
 
-def _utf8(raw: bytes, offset: int, name: str) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DecodeError(f"{name} is not valid UTF-8", offset=offset + exc.start, field=name,
-                          expected="UTF-8", found=raw[exc.start:exc.start + 4].hex()) from None
-
-
 def _check_head(data: Any, offset: int) -> tuple[int, int, int]:
     """Validate what both decoders need before they look inside: returns total, magic, end."""
     n = len(data)
@@ -502,7 +494,7 @@ def decode_stored_message(data: Buffer, offset: int = 0, *,
     if tlen < 0 or pos + tlen + 2 > end:
         raise DecodeError(f"topic length {tlen} overruns the {total}-byte record", offset=pos - tsize,
                           field="topic_length", expected=f"0..{end - pos - 2}", found=tlen)
-    topic = _utf8(bytes(data[pos:pos + tlen]), pos, "topic")
+    topic = decode_utf8(bytes(data[pos:pos + tlen]), pos, "topic")
     pos += tlen
     (plen,) = _I16.unpack_from(data, pos)
     pos += 2
@@ -512,7 +504,7 @@ def decode_stored_message(data: Buffer, offset: int = 0, *,
             f"properties length {plen} ends the record at {pos + plen - offset}, "
             f"but total size says {total}", offset=pos - 2, field="properties_length",
             expected=end - pos, found=plen)
-    text = _utf8(bytes(data[pos:end]), pos, "properties") if plen else ""
+    text = decode_utf8(bytes(data[pos:end]), pos, "properties") if plen else ""
     if verify and blen and body_crc(body) != crc:
         raise DecodeError(f"body CRC {crc} does not match the body's {body_crc(body)}",
                           offset=offset + 8, field="body_crc", expected=body_crc(body), found=crc)
@@ -650,8 +642,8 @@ def decode_stored_message_construct(data: Buffer, offset: int = 0, *,
     except (ConstructError, IndexError, KeyError, ValueError, OverflowError, struct.error) as exc:
         path = str(getattr(exc, "path", "") or "record")
         raise DecodeError(f"stored record does not decode: {exc}", offset=offset, field=path) from None
-    topic = _utf8(c.topic, end - len(c.properties) - 2 - len(c.topic), "topic")
-    text = _utf8(c.properties, end - len(c.properties), "properties") if c.properties else ""
+    topic = decode_utf8(c.topic, end - len(c.properties) - 2 - len(c.topic), "topic")
+    text = decode_utf8(c.properties, end - len(c.properties), "properties") if c.properties else ""
     if verify and c.body and body_crc(c.body) != c.body_crc:
         raise DecodeError(f"body CRC {c.body_crc} does not match the body's {body_crc(c.body)}",
                           offset=offset + 8, field="body_crc", expected=body_crc(c.body), found=c.body_crc)
