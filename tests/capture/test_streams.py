@@ -209,3 +209,91 @@ def test_mutated_streams_never_raise_and_keep_later_frames(pos: int, xor: int, c
     for offset, cmd, _t, _e in sink.commands:
         assert 0 <= offset < len(buf)
         assert isinstance(cmd, RemotingCommand)
+
+
+# ---------------------------------------------------------------------- issue 15 item 1: every header
+# the decoder accepts is a frame start when resynchronising
+
+
+def _json_frame(header: bytes, body: bytes = b"") -> bytes:
+    import struct
+
+    return struct.pack(">iI", 4 + len(header) + len(body), len(header)) + header + body
+
+
+_ACCEPTED_HEADERS = [
+    b'{"code":10,"flag":0,"language":"CPP","opaque":1,"version":0}\n',  # the C++ client (jsoncpp)
+    b'\r\n {"code":10,"flag":0,"opaque":1}\t ',
+    b"{'code':10,'opaque':1}",
+    b"{code:10,opaque:1,}",
+    b'\x0c{"code":10}\x0b',
+    b"{}",
+]
+
+
+@pytest.mark.parametrize("header", _ACCEPTED_HEADERS)
+def test_resync_accepts_every_header_the_decoder_accepts(header: bytes) -> None:
+    from wire.remoting import decode_json_header
+
+    decode_json_header(header)  # the decoder takes it ...
+    f = _json_frame(header, b"body")
+    for n in range(8, len(f) + 1):
+        assert plausible_frame_start(f[:n], 0), (header, n)  # ... so the frame-start test must too
+    assert find_frame_start(b"\x00junk{" + f) == 6
+    half, sink = _half(synced=False)
+    _feed(half, b"\x00junk{" + f + f, [])
+    assert [o for o, *_ in sink.commands] == [6, 6 + len(f)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_ACCEPTED_HEADERS), st.text(" \t\r\n\x0c\x0b", max_size=3),
+       st.text(" \t\r\n\x0c\x0b", max_size=3))
+def test_resync_property_whitespace_around_headers(header: bytes, before: str, after: str) -> None:
+    from wire import DecodeError as Err
+    from wire.remoting import decode_json_header
+
+    h = before.encode() + header.strip(b" \t\r\n\x0c\x0b") + after.encode()
+    try:
+        decode_json_header(h)
+    except Err:
+        return
+    assert plausible_frame_start(_json_frame(h), 0)
+    assert find_frame_start(b"xx" + _json_frame(h)) == 2
+
+
+def test_joining_the_cpp_clients_connections_midway(tmp_path) -> None:
+    """The C++ client's capture without its SYN packets: every connection is joined 'midway'
+    (at a frame start) and every command is still found."""
+    from tests.conftest import ROOT
+    from wire.capture import CaptureDecoder, CommandRow, decode_capture
+
+    syn_less = _drop_syn_packets(ROOT / "fixtures" / "peers" / "peers-cpp-produce-consume.pcap",
+                                 tmp_path / "nosyn.pcap")
+    rows = list(decode_capture(syn_less, decoder=CaptureDecoder()))
+    commands = [r for r in rows if isinstance(r, CommandRow)]
+    problems = [r for r in rows if isinstance(r, ProblemRow)]
+    assert problems == []
+    assert sum(1 for c in commands if not c.command.is_response) == 32
+    assert len(commands) == 57
+
+
+def _drop_syn_packets(src, dst):
+    """``src`` without the packets that have the SYN flag (a capture started on open connections)."""
+    import struct
+
+    from wire.capture.packets import parse_packet
+
+    data = src.read_bytes()
+    magic = struct.unpack_from("<I", data)[0]
+    assert magic == 0xA1B2C3D4, "a little-endian classic pcap"
+    linktype = struct.unpack_from("<I", data, 20)[0]
+    out, pos = [data[:24]], 24
+    while pos < len(data):
+        incl = struct.unpack_from("<I", data, pos + 8)[0]
+        record = data[pos:pos + 16 + incl]
+        pkt = parse_packet(linktype, record[16:])
+        if pkt is None or not (pkt[6] & 0x02):
+            out.append(record)
+        pos += 16 + incl
+    dst.write_bytes(b"".join(out))
+    return dst

@@ -55,7 +55,15 @@ _BIN_MIN_HEADER = 21
 # LanguageCode has 14 members today; leave room for a few more before calling a byte implausible.
 _MAX_LANGUAGE = 31
 _FLAG_BITS = FLAG_RESPONSE | FLAG_ONEWAY
-_JSON_SECOND = frozenset(b"\"'} \t\r\n")
+# What a JSON header may hold around its object and after the '{', as far as the header decoder
+# accepts it (json.loads, then wire.fastjson's lenient parser): whitespace (fastjson's set, which
+# json's " \t\r\n" is part of) before and after the object, as the C++ client's "}\n"; after
+# '{', whitespace, '}', a quoted key, an unquoted identifier or number key, or an object or array
+# key. The frame-start test must accept every header the decoder accepts (a stricter test loses
+# the frames of such a peer when a capture joins a connection midway).
+_JSON_WS = frozenset(b" \t\r\n\f\v")
+_JSON_SECOND = _JSON_WS | frozenset(b"\"'}{[-$_0123456789"
+                                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 # ---------------------------------------------------------------------------------------------- headers
 #
@@ -108,11 +116,19 @@ def plausible_frame_start(buf: bytes | bytearray, i: int, *,
     if kind == 0:
         if hl < 2:
             return False
-        if h < n and buf[h] != 0x7B:  # "{"
+        end = h + hl
+        while h < n and h < end and buf[h] in _JSON_WS:
+            h += 1
+        if h < n and (h >= end or buf[h] != 0x7B):  # "{"
             return False
-        if h + 1 < n and buf[h + 1] not in _JSON_SECOND:
+        if h + 1 < n and h + 1 < end and buf[h + 1] not in _JSON_SECOND:
             return False
-        return not (h + hl <= n and buf[h + hl - 1] != 0x7D)  # "}"
+        if end <= n:
+            last = end - 1
+            while last > h and buf[last] in _JSON_WS:
+                last -= 1
+            return bool(last > h and buf[last] == 0x7D)  # "}"
+        return True
     if kind == 1:
         if hl < _BIN_MIN_HEADER:
             return False
@@ -139,23 +155,29 @@ def find_frame_start(buf: bytes | bytearray, start: int = 0, end: int | None = N
                      max_total_length: int = MAX_TOTAL_LENGTH) -> int | None:
     """The first offset in ``buf[start:end]`` where a remoting frame plausibly begins, or ``None``.
 
-    Candidates are the offsets 8 bytes before a ``{`` (a JSON header) and 4 bytes before a 0x01
-    byte (the ROCKETMQ serialize type); each is checked with :func:`plausible_frame_start`, which
-    looks only at the bytes present (up to ``end``). The caller confirms a candidate by decoding
-    the whole frame.
+    Candidates are the offsets 8 bytes before a ``{`` (a JSON header), or before the whitespace
+    in front of it, and 4 bytes before a 0x01 byte (the ROCKETMQ serialize type); each is checked
+    with :func:`plausible_frame_start`, which looks only at the bytes present (up to ``end``).
+    The caller confirms a candidate by decoding the whole frame.
     """
     n = len(buf) if end is None else min(end, len(buf))
     view = buf[:n] if n < len(buf) else buf
+    pending: list[int] = []  # JSON candidates of the current '{', in increasing order
     j_json = view.find(b"{", start + 8)
     j_bin = view.find(b"\x01", start + 4)
-    while j_json != -1 or j_bin != -1:
-        if j_bin == -1 or (j_json != -1 and j_json - 8 <= j_bin - 4):
-            i = j_json - 8
+    while pending or j_json != -1 or j_bin != -1:
+        if not pending and j_json != -1:
+            w = j_json  # a header may begin with whitespace before its '{'
+            while w > start + 8 and view[w - 1] in _JSON_WS:
+                w -= 1
+            pending = list(range(w - 8, j_json - 7))
             j_json = view.find(b"{", j_json + 1)
+        if j_bin == -1 or (pending and pending[0] <= j_bin - 4):
+            i = pending.pop(0)
         else:
             i = j_bin - 4
             j_bin = view.find(b"\x01", j_bin + 1)
-        if i + 8 <= n and plausible_frame_start(view, i, max_total_length=max_total_length):
+        if start <= i and i + 8 <= n and plausible_frame_start(view, i, max_total_length=max_total_length):
             return i
     return None
 
