@@ -62,47 +62,44 @@ def _roles(ports: list[str] | None) -> PortRoles:
 
 
 @contextmanager
-def _progress(out: Output, files: list[Path]) -> Iterator[Callable[[int, int], None]]:
-    """A bytes-read progress bar on stderr, for big files on a terminal; ``update(file_index, pos)``."""
+def _progress(out: Output, files: list[Path], *,
+              rows_to_stdout: bool = False) -> Iterator[Callable[[int, int], None]]:
+    """A bytes-read progress bar on stderr for long runs on a terminal (:mod:`mqctl.progress`);
+    ``update(file_index, pos)``."""
     from wire.capture import capture_size
 
+    from .progress import progress
+
     sizes = [capture_size(f) or 0 for f in files]
-    total = sum(sizes)
-    if not out.err.is_terminal or total < 16 * 1024 * 1024:
-        yield lambda _i, _pos: None
-        return
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
-
     before = [sum(sizes[:i]) for i in range(len(sizes))]
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), DownloadColumn(),
-                  TransferSpeedColumn(), TimeRemainingColumn(), console=out.err, transient=True) as bar:
-        task = bar.add_task("reading", total=total)
-
-        def update(i: int, pos: int) -> None:
-            bar.update(task, completed=before[i] + pos)
-
-        yield update
+    with progress(out, sum(sizes) or None, "reading", rows_to_stdout=rows_to_stdout) as done:
+        yield lambda i, pos: done(before[i] + pos)
 
 
-def _rows(files: list[Path], roles: PortRoles, update: Callable[[int, int], None],
-          decoders: list[Any]) -> Iterator[tuple[str, Row]]:
-    from wire.capture import CaptureDecoder, CaptureFileError, decode_capture
+def _batches(files: list[Path], roles: PortRoles, update: Callable[[int, int], None],
+             decoders: list[Any], damage: list[str]) -> Iterator[tuple[str, list[Row]]]:
+    """The rows of every file in the decoder's lists (handed on as they complete when reading a
+    pipe). A damaged or cut file gives its rows up to the damage, and its error is added to
+    ``damage``; the next files are still read."""
+    from wire.capture import CaptureDecoder, CaptureFileError
+    from wire.capture.decoder import decode_batches
 
     for i, f in enumerate(files):
         dec = CaptureDecoder(roles=roles, capture=str(f))
         decoders.append(dec)
         try:
-            for row in decode_capture(f, decoder=dec, on_progress=functools.partial(update, i)):
-                yield str(f), row
+            for rows in decode_batches(f, decoder=dec, on_progress=functools.partial(update, i),
+                                       batch=_BATCH):
+                yield str(f), rows
         except CaptureFileError as err:
-            raise CliError(str(err)) from None
+            damage.append(str(err))
+
+
+def _damaged(damage: list[str]) -> None:
+    """End the command with the damage found (exit 1), after its rows have been printed."""
+    if damage:
+        raise CliError(damage[0] if len(damage) == 1 else f"{damage[0]} (and {len(damage) - 1} more file(s) "
+                       "damaged)")
 
 
 @app.command()
@@ -143,8 +140,10 @@ def decode(
 
     if bodies not in BODY_MODES:
         raise UsageError(f"--bodies must be one of {', '.join(BODY_MODES)}, not {bodies!r}")
+    damage: list[str] = []
     problems = _decode(out, files, fmt=fmt, follow=follow, filters=filter_ or [], fields=fields,
-                       bodies=bodies, roles=_roles(port))
+                       bodies=bodies, roles=_roles(port), damage=damage)
+    _damaged(damage)
     if problems:
         counts = ", ".join(f"{n} {kind}" for kind, n in sorted(problems.items()))
         if strict:
@@ -159,7 +158,7 @@ def _list_fields(out: Output) -> None:
 
 
 def _decode(out: Output, files: list[Path], *, fmt: str, follow: int | None, filters: list[str],
-            fields: str | None, bodies: str, roles: PortRoles) -> dict[str, int]:
+            fields: str | None, bodies: str, roles: PortRoles, damage: list[str]) -> dict[str, int]:
     import shlex
 
     from wire.capture import ProblemRow
@@ -175,51 +174,61 @@ def _decode(out: Output, files: list[Path], *, fmt: str, follow: int | None, fil
     many = len(files) > 1
     problems: dict[str, int] = {}
     decoders: list[Any] = []
-    writer = _writer(out, fmt, names or (list(DEFAULT_TABLE_FIELDS) if fmt == "table" else None), bodies)
+    if names is None and fmt == "table":
+        # the bodies asked for get a last column of their own (the table's other columns stay aligned)
+        names = list(DEFAULT_TABLE_FIELDS) + (["rocketmq.body"] if bodies != "none" else [])
+    writer = _writer(out, fmt, names, bodies)
     # jsonl of whole rows is written straight from the row (wire.capture.fields.JsonLines)
     need_fields = predicate is not None or fmt != "jsonl" or names is not None
     if not need_fields and follow is None:
-        return _decode_jsonl(out, files, bodies=bodies, roles=roles, many=many)
-    with _progress(out, files) as update:
-        for capture, row in _rows(files, roles, update, decoders):
-            if isinstance(row, ProblemRow):
-                problems[row.verdict] = problems.get(row.verdict, 0) + 1
-            if follow is not None and (row.conv is None or row.conv.index != follow):
-                continue
-            cap = capture if many else None
-            f = row_fields(row, bodies=bodies, capture=cap) if need_fields else None
-            if predicate is not None and f is not None and not predicate(
-                    row, f, functools.partial(row_fields, capture=cap)):
-                continue
-            writer.row(row, f, cap)
-    writer.close()
+        return _decode_jsonl(out, files, bodies=bodies, roles=roles, many=many, damage=damage)
+    try:
+        with _progress(out, files, rows_to_stdout=True) as update:
+            for capture, rows in _batches(files, roles, update, decoders, damage):
+                for row in rows:
+                    if isinstance(row, ProblemRow):
+                        problems[row.verdict] = problems.get(row.verdict, 0) + 1
+                    if follow is not None and (row.conv is None or row.conv.index != follow):
+                        continue
+                    cap = capture if many else None
+                    f = row_fields(row, bodies=bodies, capture=cap) if need_fields else None
+                    if predicate is not None and f is not None and not predicate(
+                            row, f, functools.partial(row_fields, capture=cap)):
+                        continue
+                    writer.row(row, f, cap)
+                writer.flush()  # what the decoder handed on goes out now (a pipe: as frames complete)
+    finally:
+        writer.close()
     return problems
 
 
 def _decode_jsonl(out: Output, files: list[Path], *, bodies: str, roles: PortRoles,
-                  many: bool) -> dict[str, int]:
+                  many: bool, damage: list[str]) -> dict[str, int]:
     """Every row as a JSON line: the bulk path. Rows come from the decoder in lists, are turned
     into text a list at a time and written as UTF-8 in one call per list."""
-    from wire.capture import CaptureDecoder, CaptureFileError, ProblemRow
-    from wire.capture.decoder import decode_batches
+    from wire.capture import ProblemRow
     from wire.capture.fields import JsonLines
 
     problems: dict[str, int] = {}
     write = _utf8_writer()
-    with _progress(out, files) as update:
-        for i, f in enumerate(files):
-            lines = JsonLines(bodies=bodies, capture=str(f) if many else None).lines
-            try:
-                for rows in decode_batches(f, decoder=CaptureDecoder(roles=roles, capture=str(f)),
-                                           on_progress=functools.partial(update, i), batch=_BATCH):
-                    for row in rows:
-                        if type(row) is ProblemRow:
-                            problems[row.verdict] = problems.get(row.verdict, 0) + 1
-                    write(lines(rows))
-            except CaptureFileError as err:
-                raise CliError(str(err)) from None
-    sys.stdout.flush()
+    lines: dict[str, Any] = {}
+    with _progress(out, files, rows_to_stdout=True) as update:
+        for capture, rows in _batches(files, roles, update, [], damage):
+            if capture not in lines:
+                lines[capture] = JsonLines(bodies=bodies, capture=capture if many else None).lines
+            for row in rows:
+                if type(row) is ProblemRow:
+                    problems[row.verdict] = problems.get(row.verdict, 0) + 1
+            write(lines[capture](rows))
+            _flush_stdout()
     return problems
+
+
+def _flush_stdout() -> None:
+    sys.stdout.flush()
+    raw = getattr(sys.stdout, "buffer", None)
+    if raw is not None:
+        raw.flush()
 
 
 def _utf8_writer() -> Callable[[str], Any]:
@@ -242,8 +251,12 @@ class _Writer:
     def row(self, row: Row, fields: dict[str, Any] | None, capture: str | None) -> None:
         raise NotImplementedError
 
+    def flush(self) -> None:
+        """Write out what is held back (called after each list of rows from the decoder)."""
+        _flush_stdout()
+
     def close(self) -> None:
-        pass
+        self.flush()
 
 
 def _writer(out: Output, fmt: str, names: list[str] | None, bodies: str) -> _Writer:
@@ -253,7 +266,7 @@ def _writer(out: Output, fmt: str, names: list[str] | None, bodies: str) -> _Wri
         return _JsonArray(names, bodies)
     if fmt == "yaml":
         return _Yaml(names)
-    return _Table(out, names or [])
+    return _Table(out, names or [], bodies)
 
 
 def _pick(fields: dict[str, Any], names: list[str] | None) -> dict[str, Any]:
@@ -295,10 +308,10 @@ class _JsonLines(_Writer):
             self.buf.append("")
             self.write("\n".join(self.buf))
             self.buf = []
+        _flush_stdout()
 
     def close(self) -> None:
         self.flush()
-        sys.stdout.flush()
 
 
 class _JsonArray(_JsonLines):
@@ -317,11 +330,12 @@ class _JsonArray(_JsonLines):
         if self.buf:
             self.write("".join(self.buf))
             self.buf = []
+        _flush_stdout()
 
     def close(self) -> None:
         self.flush()
         self.write("\n]\n")
-        sys.stdout.flush()
+        _flush_stdout()
 
 
 class _Yaml(_Writer):
@@ -340,7 +354,7 @@ class _Yaml(_Writer):
     def close(self) -> None:
         if self.empty:
             self.write("[]\n")
-        sys.stdout.flush()
+        _flush_stdout()
 
 
 _HEADINGS = {"rocketmq.row": "#", "frame.time_epoch": "time", "tcp.stream": "stream",
@@ -358,11 +372,12 @@ class _Table(_Writer):
     terminal), and server text such as ``[REJECTREQUEST]`` is never taken for markup.
     """
 
-    def __init__(self, out: Output, names: list[str]) -> None:
+    def __init__(self, out: Output, names: list[str], bodies: str = "none") -> None:
         self.out = out
         self.names = names
         self.rows: list[list[str]] = []
-        self.widths = [len(_HEADINGS.get(n, n)) for n in names]
+        self.headings = [f"{bodies} body" if n == "rocketmq.body" else _HEADINGS.get(n, n) for n in names]
+        self.widths = [len(h) for h in self.headings]
         self.header = True
         self.write = _utf8_writer()
 
@@ -380,6 +395,8 @@ class _Table(_Writer):
                 prefix = n[:-1]
                 cells.append(" ".join(f"{k[len(prefix):]}={v}" for k, v in fields.items()
                                       if k.startswith(prefix)))
+            elif n == "rocketmq.body" and "rocketmq.body_error" in fields:
+                cells.append(f"[{fields['rocketmq.body_error']}] {_cell(n, fields.get(n), fields)}".rstrip())
             else:
                 cells.append(_cell(n, fields.get(n), fields))
         self.rows.append(cells)
@@ -396,11 +413,12 @@ class _Table(_Writer):
                     widths[i] = len(c)
         lines = []
         if self.header:
-            lines.append(self._line([_HEADINGS.get(n, n) for n in self.names]))
+            lines.append(self._line(self.headings))
             self.header = False
         lines.extend(self._line(r) for r in self.rows)
         self.rows = []
         self.write("\n".join(lines) + "\n")
+        _flush_stdout()
 
     def _line(self, cells: list[str]) -> str:
         last = len(cells) - 1
@@ -419,7 +437,6 @@ class _Table(_Writer):
         if self.header and not self.rows:
             self.out.info("no rows")
         self.flush()
-        sys.stdout.flush()
 
 
 def _cell(name: str, value: Any, fields: dict[str, Any]) -> str:
@@ -458,32 +475,29 @@ def stats(
     """Counts per request and response code, conversations, latency percentiles, problems."""
     settings = _settings(ctx)
     out = settings.output
-    report = _stats(out, files, _roles(port))
+    damage: list[str] = []
+    report = _stats(out, files, _roles(port), damage)
     if out.format == "table":
         _render_stats(out, report)
     else:
         out.data(report)
+    _damaged(damage)
     n = report["totals"]["problems"]
     if n and strict:
         raise CliError(f"the capture has {n} problem(s)", exit_code=EXIT_FAILURE)
 
 
-def _stats(out: Output, files: list[Path], roles: PortRoles) -> dict[str, Any]:
-    from wire.capture import CaptureDecoder, CaptureFileError, capture_size
-    from wire.capture.decoder import decode_batches
+def _stats(out: Output, files: list[Path], roles: PortRoles, damage: list[str]) -> dict[str, Any]:
+    from wire.capture import capture_size
     from wire.capture.stats import CaptureStats
 
     acc = CaptureStats()
+    decoders: list[Any] = []
     with _progress(out, files) as update:
-        for i, f in enumerate(files):
-            dec = CaptureDecoder(roles=roles, capture=str(f))
-            try:
-                for rows in decode_batches(f, decoder=dec, on_progress=functools.partial(update, i),
-                                           batch=_BATCH):
-                    acc.add_rows(rows)
-            except CaptureFileError as err:
-                raise CliError(str(err)) from None
-            acc.add_capture(dec, str(f), capture_size(f))
+        for _capture, rows in _batches(files, roles, update, decoders, damage):
+            acc.add_rows(rows)
+    for f, dec in zip(files, decoders, strict=True):
+        acc.add_capture(dec, str(f), capture_size(f))
     return acc.report()
 
 

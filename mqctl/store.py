@@ -84,9 +84,12 @@ def inspect(
     from wire.admin import store as api
 
     from .errors import CliError
+    from .progress import progress
 
-    report = api.inspect_store(directory, commitlog_dir=commitlog, messages=messages, limit=limit)
     out = settings(ctx).output
+    with progress(out, None, "reading") as done:
+        report = api.inspect_store(directory, commitlog_dir=commitlog, messages=messages, limit=limit,
+                                   on_progress=done)
     if out.format != "table":
         out.data(report)
     else:

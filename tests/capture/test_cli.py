@@ -385,3 +385,165 @@ def test_record_says_when_it_captures_and_stops_whole_on_sigterm(tmp_path: Path)
                 if r["rocketmq.kind"] == "command"]
     assert commands == [(105, "request", 0), (0, "response", 300_000)], rows[:3]
     assert not [r for r in rows if r["rocketmq.kind"] == "problem"]
+
+
+# ------------------------------------------------------------------ issue 15 items 2 and 3: pipes, cut files
+
+def _records(data: bytes) -> list[bytes]:
+    """The records of a little-endian classic pcap (file header left out)."""
+    out, pos = [], 24
+    while pos + 16 <= len(data):
+        incl = struct.unpack_from("<I", data, pos + 8)[0]
+        out.append(data[pos:pos + 16 + incl])
+        pos += 16 + incl
+    return out
+
+
+def _read_until(proc: subprocess.Popen[bytes], predicate: Any, timeout: float = 60.0) -> bytes:
+    """What the process has written to stdout once ``predicate(bytes so far)`` holds (it keeps running)."""
+    import select
+
+    got = b""
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    while not predicate(got):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"no output in {timeout:g}s while the input stays open; got {got!r}")
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise AssertionError(f"stdout closed early; got {got!r}")
+            got += chunk
+    return got
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "table"])
+def test_process_decodes_a_pipe_as_it_arrives(conv: Path, fmt: str) -> None:
+    """``tcpdump -w - | mqctl pcap decode -o jsonl -``: rows go out as frames complete, not at the end
+    of the input."""
+    data = conv.read_bytes()
+    records = _records(data)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with subprocess.Popen([sys.executable, "-m", "mqctl.app", "pcap", "decode", "-o", fmt, "-"],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                          cwd=ROOT) as proc:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        try:
+            # the handshake and the first requests and answers; the input stays open
+            first = len(records) // 2
+            proc.stdin.write(data[:24] + b"".join(records[:first]))
+            proc.stdin.flush()
+            marker = b"rocketmq.code" if fmt == "jsonl" else b"GET_ROUTEINFO_BY_TOPIC(105)"
+            early = _read_until(proc, lambda got: marker in got)
+            proc.stdin.write(b"".join(records[first:]))
+            proc.stdin.close()
+            rest, err = proc.stdout.read(), proc.stderr.read()
+            proc.wait(60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0, err
+    lines = (early + rest).decode().splitlines()
+    assert len(lines) == (6 if fmt == "jsonl" else 7)
+
+
+def test_process_cut_capture_decodes_what_is_complete(conv: Path, tmp_path: Path) -> None:
+    """A capture cut short inside a record: the complete records are decoded and printed, then the
+    truncation is reported (exit 1), as tshark does."""
+    data = conv.read_bytes()
+    records = _records(data)
+    whole = tmp_path / "whole.pcap"
+    whole.write_bytes(data[:24] + b"".join(records[:-1]))
+    expected = mqctl("pcap", "decode", "-o", "jsonl", str(whole))
+    assert expected.returncode == 0 and len(expected.stdout.splitlines()) == 6
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(data[:24] + b"".join(records[:-1]) + records[-1][:-5])
+    for fmt in ("jsonl", "table", "json"):
+        res = mqctl("pcap", "decode", "-o", fmt, str(cut))
+        assert res.returncode == 1, res.stderr
+        err = res.stderr.decode()
+        assert err.count("\n") == 1 and "record data cut short" in err and f"record {len(records)}" in err
+        if fmt == "jsonl":
+            assert res.stdout == expected.stdout
+        elif fmt == "json":
+            assert len(json.loads(res.stdout)) == 6
+        else:
+            assert len(res.stdout.splitlines()) == 7
+    stats = mqctl("-o", "json", "pcap", "stats", str(cut))
+    assert stats.returncode == 1 and json.loads(stats.stdout)["totals"]["commands"] == 6
+
+
+# ------------------------------------------------------------------ issue 15 items 4 and 5
+
+
+def test_table_shows_the_bodies_asked_for() -> None:
+    """``--bodies decoded`` (and text, hex) in the table: a last column with the body."""
+    fixture = str(ROOT / "fixtures" / "peers" / "peers-cpp-produce-consume.pcap")
+    plain = run("decode", fixture, "-f", "code=105")
+    decoded = run("decode", fixture, "-f", "code=105", "--bodies", "decoded")
+    assert plain.exit_code == 0 and decoded.exit_code == 0
+    assert "brokerDatas" not in plain.stdout
+    head, *rows = decoded.stdout.splitlines()
+    assert head.split()[-2:] == ["decoded", "body"]
+    route = [r for r in rows if "brokerDatas" in r]
+    assert route and json.loads(route[0][route[0].index("{"):])["brokerDatas"][0]["brokerName"] == "broker-a"
+    text = run("decode", fixture, "-f", "code=10", "--bodies", "text").stdout
+    assert "text body" in text.splitlines()[0] and "cppfix:0:" in text
+    hexed = run("decode", fixture, "-f", "code=10", "--bodies", "hex").stdout
+    assert b"cppfix:0:".hex() in hexed
+
+
+def run_on_a_terminal(*args: str, env: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
+    """The real mqctl with stderr on a pseudo-terminal (stdout a pipe): exit code, stdout, and what the
+    terminal received."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    full_env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="100", **(env or {}))
+    full_env.pop("NO_COLOR", None)
+    with subprocess.Popen([sys.executable, "-m", "mqctl.app", *args], stdout=subprocess.PIPE, stderr=slave,
+                          stdin=subprocess.DEVNULL, env=full_env, cwd=ROOT) as proc:
+        os.close(slave)
+        assert proc.stdout is not None
+        outs, tty = [], []
+        fds = [proc.stdout.fileno(), master]
+        while fds:
+            ready, _, _ = select.select(fds, [], [], 120)
+            assert ready, "mqctl produced nothing for 120 s"
+            for fd in ready:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:  # the terminal's other end closed
+                    chunk = b""
+                if not chunk:
+                    fds.remove(fd)
+                elif fd == master:
+                    tty.append(chunk)
+                else:
+                    outs.append(chunk)
+        proc.wait(60)
+    os.close(master)
+    return proc.returncode, b"".join(outs), b"".join(tty)
+
+
+def test_long_runs_show_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    """A long ``pcap decode``/``stats`` shows a bar on a terminal whatever the file's size (here a small
+    gzip file); the bar goes away at the end and never reaches stdout. The bar appears after
+    MQCTL_PROGRESS_DELAY seconds of running (0 here, so that the test does not depend on speed)."""
+    big = write_conversation(tmp_path / "big.pcap", exchange(3000, body=2000))
+    packed = tmp_path / "big.pcap.gz"
+    packed.write_bytes(gzip.compress(big.read_bytes()))
+    assert packed.stat().st_size < 1 << 20 < big.stat().st_size
+    now = {"MQCTL_PROGRESS_DELAY": "0"}
+    for args in (("pcap", "decode", "-o", "jsonl", str(packed)), ("pcap", "stats", str(packed))):
+        rc, out, tty = run_on_a_terminal(*args, env=now)
+        assert rc == 0, tty
+        assert b"reading" in tty and b"\xe2\x94\x81" in tty, tty[:500]  # the bar's line characters
+        assert b"reading" not in out
+    # a short run with the default delay draws nothing
+    rc, out, tty = run_on_a_terminal("pcap", "stats", str(write_conversation(tmp_path / "s.pcap", exchange(2))))
+    assert rc == 0 and b"reading" not in tty

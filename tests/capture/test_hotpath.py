@@ -242,7 +242,10 @@ def _by_feed(path: Path) -> tuple[list[tuple[Any, ...]], Any, CaptureDecoder]:
         dec.finish()
         rows += dec.take()
     except CaptureFileError as err:
+        # decode_batches' contract: the capture ends at the damage (cut frames become truncated
+        # rows), then the error is raised
         error = str(err)
+        dec.finish()
         rows += dec.take()
     return [_row(r) for r in rows], error, dec
 

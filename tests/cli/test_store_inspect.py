@@ -235,3 +235,14 @@ def test_a_damaged_java_commit_log(tmp_path):
     (p,) = damaged.problems
     assert (p.file, p.file_offset, p.kind) == (path.name, victim.commit_log_offset, "crc-mismatch")
     assert damaged.records == 1500
+
+
+def test_store_inspect_shows_progress_on_a_terminal(tmp_path):
+    """Issue 15 item 5: a long ``store inspect`` shows a progress bar on a terminal (stderr)."""
+    from tests.capture.test_cli import run_on_a_terminal
+
+    built = build_store(tmp_path / "store")
+    rc, out, tty = run_on_a_terminal("store", "inspect", str(built.root), env={"MQCTL_PROGRESS_DELAY": "0"})
+    assert rc == 0, tty
+    assert b"reading" in tty and b"\xe2\x94\x81" in tty, tty[:500]
+    assert b"CommitLog files" in out and b"reading" not in out

@@ -23,7 +23,7 @@ import contextlib
 import mmap
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -196,7 +196,8 @@ class _Records:
 
 
 def _scan_commitlog(directory: Path, problems: list[StoreProblem], want_messages: bool, limit: int,
-                    messages: list[MessageView]) -> tuple[list[CommitLogFile], _Records, int | None]:
+                    messages: list[MessageView], progress: _Progress
+                    ) -> tuple[list[CommitLogFile], _Records, int | None]:
     """Walk every file; returns the files, the good records, and where the data ends."""
     files: list[CommitLogFile] = []
     sizes = _Records()
@@ -210,6 +211,8 @@ def _scan_commitlog(directory: Path, problems: list[StoreProblem], want_messages
             for offset, item in scan:
                 if isinstance(item, StoredMessage):
                     records += 1
+                    if not records & 0x3FF:
+                        progress.at(offset - base)
                     sizes.add(offset, item.total_size)
                     used = offset - base + item.total_size
                     first_ts = item.store_timestamp if first_ts is None else first_ts
@@ -233,14 +236,41 @@ def _scan_commitlog(directory: Path, problems: list[StoreProblem], want_messages
             scan.close()
             size = len(data)
         files.append(CommitLogFile(path.name, base, size, records, used, blank, first_ts, last_ts))
+        progress.file_done(path)
     if files:
         last = files[-1]
         end = last.base_offset + (last.used if last.blank is None else last.size)
     return files, sizes, end
 
 
+class _Progress:
+    """Bytes of the store's files read so far, reported to ``on_progress(done, total)``."""
+
+    def __init__(self, paths: list[Path], on_progress: Callable[[int, int], None] | None) -> None:
+        self.on_progress = on_progress
+        self.total = sum(_size(p) for p in paths) if on_progress is not None else 0
+        self.done = 0
+
+    def at(self, pos: int) -> None:
+        """``pos`` bytes into the file being read."""
+        if self.on_progress is not None:
+            self.on_progress(min(self.done + pos, self.total), self.total)
+
+    def file_done(self, path: Path) -> None:
+        if self.on_progress is not None:
+            self.done += _size(path)
+            self.on_progress(min(self.done, self.total), self.total)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _scan_queues(root: Path, sizes: _Records, min_offset: int | None, end: int | None,
-                 problems: list[StoreProblem]) -> list[ConsumeQueueInfo]:
+                 problems: list[StoreProblem], progress: _Progress) -> list[ConsumeQueueInfo]:
     out: list[ConsumeQueueInfo] = []
     cq_root = root / "consumequeue"
     if not cq_root.is_dir():
@@ -279,6 +309,7 @@ def _scan_queues(root: Path, sizes: _Records, min_offset: int | None, end: int |
                         problems.append(StoreProblem(rel, n * CQ_STORE_UNIT_SIZE, logical, "cq-mismatch",
                                                      f"entry says {e.size} bytes at commit-log offset "
                                                      f"{e.commit_log_offset}, but {why}"))
+                progress.file_done(path)
             out.append(ConsumeQueueInfo(topic_dir.name, qid, len(numbered), entries,
                                         first if first is not None else 0,
                                         last + 1 if last is not None else 0, last_phy))
@@ -322,9 +353,10 @@ def _read_configs(root: Path,
 
 
 def inspect_store(root: Path | str, *, commitlog_dir: Path | str | None = None, messages: bool = False,
-                  limit: int = 100) -> StoreReport:
+                  limit: int = 100, on_progress: Callable[[int, int], None] | None = None) -> StoreReport:
     """Read the store under ``root`` (see the module docstring); ``messages`` also returns the
-    first ``limit`` records of the commit log."""
+    first ``limit`` records of the commit log. ``on_progress(done, total)`` is called now and then
+    with the bytes of the commit-log and consume-queue files read so far and in all."""
     root = Path(root)
     if not root.is_dir():
         raise BadRequest(f"{root} is not a directory")
@@ -333,9 +365,13 @@ def inspect_store(root: Path | str, *, commitlog_dir: Path | str | None = None, 
         raise BadRequest(f"{root} does not look like a broker store (no commitlog/ or consumequeue/)")
     problems: list[StoreProblem] = []
     msgs: list[MessageView] = []
-    files, sizes, end = _scan_commitlog(cl_dir, problems, messages, limit, msgs)
+    cq_root = root / "consumequeue"
+    progress = _Progress([p for _b, p in _numbered(cl_dir)]
+                         + ([p for p in cq_root.rglob("*") if p.is_file()] if cq_root.is_dir() else []),
+                         on_progress)
+    files, sizes, end = _scan_commitlog(cl_dir, problems, messages, limit, msgs, progress)
     min_offset = files[0].base_offset if files else None
-    queues = _scan_queues(root, sizes, min_offset, end, problems)
+    queues = _scan_queues(root, sizes, min_offset, end, problems, progress)
     configs, offsets = _read_configs(root, problems)
     max_by_queue = {(q.topic, q.queue_id): q.max_offset for q in queues}
     consumer = []

@@ -326,21 +326,35 @@ def decode_batches(path: str | Path, *, roles: PortRoles | None = None, decoder:
     """The rows of :func:`decode_capture` in lists of about ``batch`` (never empty), for consumers
     that handle rows in bulk. Classic pcap files go through the hot loop of
     :mod:`wire.capture.hotpath`; pcapng records (and every record, for a ``decoder`` whose class
-    overrides ``feed``) are fed one by one."""
+    overrides ``feed``) are fed one by one.
+
+    Read from a pipe (standard input), the rows are handed on as soon as the bytes that have
+    arrived are decoded, before waiting for more. A file that is damaged or cut short has its
+    rows decoded up to the damage (the capture then ends there: frames it cuts are reported as
+    truncated), and the :class:`~wire.capture.records.CaptureFileError` is raised after them, as
+    tshark prints the packets before saying that the file was cut short."""
     from .hotpath import decode_classic
+    from .records import CaptureFileError
 
     dec = decoder if decoder is not None else CaptureDecoder(roles=roles, capture=str(path))
+    damage: CaptureFileError | None = None
     with CaptureSource(path, on_progress=on_progress) as source:
-        # the hot loop stands for CaptureDecoder.feed: a decoder that feeds differently gets every record
-        if source.classic is not None and type(dec).feed is CaptureDecoder.feed:
-            yield from decode_classic(dec, source.classic, batch=batch)
-        else:
-            feed = dec.feed
-            for number, ts, linktype, data in source.records():
-                feed(number, ts, linktype, data)
-                if len(dec.rows) >= batch:
-                    yield dec.take()
+        live = source.live
+        try:
+            # the hot loop stands for CaptureDecoder.feed: a decoder that feeds differently gets every record
+            if source.classic is not None and type(dec).feed is CaptureDecoder.feed:
+                yield from decode_classic(dec, source.classic, batch=batch, live=live)
+            else:
+                feed = dec.feed
+                for number, ts, linktype, data in source.records():
+                    feed(number, ts, linktype, data)
+                    if len(dec.rows) >= batch or (live and dec.rows):
+                        yield dec.take()
+        except CaptureFileError as err:
+            damage = err
     dec.finish()
     rows = dec.take()
     if rows:
         yield rows
+    if damage is not None:
+        raise damage

@@ -81,16 +81,19 @@ def fixed_link_header(linktype: int) -> tuple[int, int] | None:
     return _FIXED_LINKS.get(linktype)
 
 
-def decode_classic(dec: CaptureDecoder, source: ClassicPcap, *, batch: int = 256) -> Iterator[list[Row]]:
+def decode_classic(dec: CaptureDecoder, source: ClassicPcap, *, batch: int = 256,
+                   live: bool = False) -> Iterator[list[Row]]:
     """Feed every record of ``source`` to ``dec`` and yield its rows in lists of about ``batch``
-    (the last list, and what ``finish`` produces, are left to the caller)."""
+    (the last list, and what ``finish`` produces, are left to the caller). ``live``: the rows so
+    far are also yielded before waiting for more bytes (a pipe), so that they go out as the
+    frames complete."""
     from .decoder import ConnectionDecoder
 
     link = _FIXED_LINKS.get(source.linktype)
     if link is None:
         for rec in source.records():
             dec.feed(*rec)
-            if len(dec.rows) >= batch:
+            if len(dec.rows) >= batch or (live and dec.rows):
                 yield dec.take()
         return
     ip_off, et_off = link
@@ -115,9 +118,11 @@ def decode_classic(dec: CaptureDecoder, source: ClassicPcap, *, batch: int = 256
     number = 0
     fast = 0  # records taken inline since the decoder's counters were last brought up to date
     ts = 0.0
+    flush = False  # live: hand the rows on before the next read
     try:
         while True:
-            if len(rows) >= batch:
+            if len(rows) >= batch or flush:
+                flush = False
                 dec.records += fast
                 dec.last_ts = ts
                 fast = 0
@@ -134,6 +139,9 @@ def decode_classic(dec: CaptureDecoder, source: ClassicPcap, *, batch: int = 256
             else:
                 e = n + 1
             if e > n:
+                if live and rows:
+                    flush = True
+                    continue
                 if not source.refill(pos, number + 1):
                     return
                 buf = source.buf

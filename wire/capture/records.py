@@ -85,12 +85,15 @@ class CaptureFileError(DecodeError):
 class CountingReader:
     """A read-only file wrapper that counts the bytes handed out (pipes cannot ``tell()``)."""
 
-    __slots__ = ("_f", "pos", "_raw")
+    __slots__ = ("_f", "pos", "_raw", "live")
 
-    def __init__(self, f: BinaryIO, raw: BinaryIO | None = None) -> None:
+    def __init__(self, f: BinaryIO, raw: BinaryIO | None = None, *, live: bool = False) -> None:
         self._f = f
         self._raw = raw or f
         self.pos = 0
+        #: reading a pipe or terminal (standard input, a FIFO), where more bytes may come later:
+        #: :meth:`read_available` then returns what has arrived instead of waiting for a full chunk
+        self.live = live
 
     def read(self, n: int = -1) -> bytes:
         data = self._f.read(n)
@@ -105,6 +108,17 @@ class CountingReader:
                 parts.append(more)
                 got += len(more)
             data = b"".join(parts)
+        self.pos += len(data)
+        return data
+
+    def read_available(self, n: int) -> bytes:
+        """Up to ``n`` bytes: as :meth:`read` for a file; for a live source, what one read of the
+        source gives (at least one byte, unless the source has ended), so that what has arrived
+        is decoded before the next bytes are waited for (``tcpdump -w - | mqctl pcap decode -``)."""
+        if not self.live:
+            return self.read(n)
+        read1 = getattr(self._f, "read1", None)
+        data: bytes = read1(n) if read1 is not None else self._f.read(n)
         self.pos += len(data)
         return data
 
@@ -158,9 +172,20 @@ def _open(path: str | Path) -> tuple[CountingReader, bytes]:
         except (OSError, EOFError, zlib.error) as exc:
             raw.close()
             raise CaptureFileError(f"damaged gzip data: {exc}", path=name, offset=0) from None
-    reader = CountingReader(f, raw)
+    reader = CountingReader(f, raw, live=_is_live(raw))
     reader.pos = len(magic)
     return reader, magic
+
+
+def _is_live(f: BinaryIO) -> bool:
+    """Whether ``f`` is a pipe, socket or terminal rather than a file of a known size."""
+    import os
+    import stat
+
+    try:
+        return not stat.S_ISREG(os.fstat(f.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 class _Prepend:
@@ -244,7 +269,7 @@ class ClassicPcap:
             incl = self.record_header.unpack_from(buf, pos)[2]
             want = max(_CHUNK, 16 + incl - have)
         try:
-            more = self.reader.read(want)
+            more = self.reader.read_available(want)
         except (OSError, EOFError, zlib.error) as exc:
             raise CaptureFileError(f"read error: {exc}", path=self.path, record=number,
                                    offset=self.base + pos) from None
@@ -320,6 +345,11 @@ class CaptureSource:
         except BaseException:
             self._reader.close()
             raise
+
+    @property
+    def live(self) -> bool:
+        """Read from a pipe or terminal: more may come, so what has arrived is handed on first."""
+        return self._reader.live
 
     def records(self) -> Iterator[Record]:
         if self.classic is not None:
