@@ -9,15 +9,17 @@ the profile (see ``mqctl --help``). Secret keys are never printed unless asked f
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 import typer
 
 from .errors import UsageError
+from .options import BrokerAddrOpt
 
 app = typer.Typer(no_args_is_help=True)
 
-BrokerOpt = Annotated[str | None, typer.Option("--broker", "-b", help="Broker address (host:port).")]
+BrokerOpt = BrokerAddrOpt
 ClusterOpt = Annotated[str | None, typer.Option("--cluster", "-c", help="Every master of this cluster.")]
 PERMS = "PUB, SUB, PUB|SUB or DENY"
 
@@ -123,19 +125,30 @@ def version(ctx: typer.Context, broker: BrokerOpt = None, cluster: ClusterOpt = 
     clusterAclConfigVersion)."""
     from wire.admin import acl as api
 
-    from .errors import EXIT_FAILURE, CliError
     from .fmt import human_ms
     from .runner import run, settings
 
     _need_one(broker, cluster)
-    rows = run(ctx, api.acl_versions, broker=broker, cluster=cluster)
+    results = run(ctx, api.acl_versions, broker=broker, cluster=cluster)
+    rows = [r for r in results if r.error is None]
     out = settings(ctx).output
     out.render(rows, ["#Cluster", "#Broker", "#Addr", "#Counter", "#Updated", "#Files"], [
         [r.cluster_name, r.broker_name, r.addr, r.counter, human_ms(r.timestamp) if r.timestamp else None,
-         len(r.files)] if r.error is None else [None, None, r.addr, None, f"error: {r.error}", None]
-        for r in rows])
-    if any(r.error is not None for r in rows):
-        raise CliError("acl version: some brokers did not answer", exit_code=EXIT_FAILURE)
+         len(r.files)] for r in rows])
+    _failed(out, results, "acl version")
+
+
+def _failed(out: Any, results: Sequence[Any], what: str) -> None:
+    """The brokers that did not answer (``results`` with an ``error``): a warning line each, then
+    the partial-answer rule (:func:`mqctl.runner.finish`)."""
+    from wire.admin.common import Outcome
+
+    from .runner import finish, warn_failures
+
+    failures = [Outcome(r.addr, False, r.error, unreachable=r.unreachable)
+                for r in results if r.error is not None]
+    warn_failures(out, failures)
+    finish(failures, what, servers="brokers", total=len(results))
 
 
 @app.command("list")
@@ -149,7 +162,6 @@ def list_(
     mqadmin getAclConfig). Secret keys are shown as *** unless --show-secrets."""
     from wire.admin import acl as api
 
-    from .errors import EXIT_FAILURE, CliError
     from .runner import run, settings
 
     _need_one(broker, cluster)
@@ -159,8 +171,6 @@ def list_(
     plain: list[dict[str, object]] = []
     for r in results:
         if r.config is None:
-            rows.append([r.addr, None, None, None, None, None, None, f"error: {r.error}"])
-            plain.append({"addr": r.addr, "error": r.error})
             continue
         accounts = []
         for a in r.config.plain_access_configs:
@@ -182,5 +192,4 @@ def list_(
         for r in results:
             if r.config is not None:
                 out.line(f"{r.addr} global white addresses: {', '.join(r.config.global_white_addrs) or '-'}")
-    if any(r.error is not None for r in results):
-        raise CliError("acl list: some brokers did not answer", exit_code=EXIT_FAILURE)
+    _failed(out, results, "acl list")

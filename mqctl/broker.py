@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .errors import UsageError
+from .options import WatchOpt, check_addr
 from .serving import LogFileOpt, SetOpt, exposure_warning, listen_address, load_server_config, parse_sets
 
 if TYPE_CHECKING:
@@ -63,15 +64,28 @@ def start(
 
 # ---------------------------------------------------------------------- talking to any broker
 
-BrokerOpt = Annotated[str | None, typer.Option("--broker", "-b", help="Broker address (host:port).")]
+BrokerOpt = Annotated[str | None, typer.Option("--broker", "-b", help="Broker address (host:port).",
+                                              callback=check_addr)]
 ClusterOpt = Annotated[str | None, typer.Option("--cluster", "-c", help="Every broker of this cluster.")]
-WatchOpt = Annotated[float | None, typer.Option(
-    "--watch", "-w", metavar="SECONDS", help="Redraw every SECONDS until Ctrl-C.")]
 
 
 def _need_one(broker: str | None, cluster: str | None) -> None:
     if (broker is None) == (cluster is None):
         raise UsageError("give one of --broker/-b or --cluster/-c")
+
+
+def _who(t: BrokerTable) -> str:
+    return f"{t.broker_name} {t.addr}" if t.broker_name else t.addr
+
+
+def _finish(tables: tuple[BrokerTable, ...], what: str) -> None:
+    """The partial-answer rule over the brokers asked (see :func:`mqctl.runner.finish`)."""
+    from wire.admin.common import Outcome
+
+    from .runner import finish
+
+    finish([Outcome(t.addr, t.error is None, t.error, unreachable=t.unreachable) for t in tables], what,
+           servers="brokers")
 
 
 def _title(t: BrokerTable) -> str:
@@ -85,7 +99,7 @@ def _render_tables(ctx: typer.Context, tables: tuple[BrokerTable, ...], key_head
     out = settings(ctx).output
     for t in tables:
         if t.error is not None:
-            out.warn(f"{t.addr}: {t.error}")
+            out.warn(f"{_who(t)}: {t.error}")
     if out.format != "table":
         out.data(tables if len(tables) > 1 or tables[0].broker_name else tables[0].table)
         return
@@ -109,8 +123,10 @@ def status(ctx: typer.Context, broker: BrokerOpt = None, cluster: ClusterOpt = N
     from .runner import watch
 
     _need_one(broker, cluster)
-    watch(ctx, watch_s, api.broker_status, lambda r: _render_tables(ctx, r, "#Key"),
-          broker=broker, cluster=cluster)
+    last = watch(ctx, watch_s, api.broker_status, lambda r: _render_tables(ctx, r, "#Key"),
+                 broker=broker, cluster=cluster)
+    if last is not None:
+        _finish(last, "broker status")
 
 
 config_app = typer.Typer(no_args_is_help=True, help="Read and change a broker's configuration.")
@@ -127,11 +143,18 @@ def config_get(
     """A broker's configuration (GET_BROKER_CONFIG; mqadmin getBrokerConfig)."""
     from wire.admin import broker as api
 
+    from .errors import CliError
     from .runner import run
 
     _need_one(broker, cluster)
     tables = run(ctx, api.broker_config_get, broker=broker, cluster=cluster, keys=tuple(keys or ()))
     _render_tables(ctx, tables, "#Key")
+    _finish(tables, "broker config get")
+    # what was asked for does not exist: exit 1 (docs/cli.md)
+    missing = [k for k in dict.fromkeys(keys or ())
+               if any(t.error is None and k not in t.table for t in tables)]
+    if missing:
+        raise CliError(f"no such configuration key{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
 
 
 @config_app.command("set")
@@ -148,7 +171,7 @@ def config_set(
     from .runner import check_outcomes, print_outcomes, run, settings
 
     _need_one(broker, cluster)
-    values = parse_sets(pairs)
+    values = parse_sets(pairs, "KEY=VALUE")
     outcomes = run(ctx, api.broker_config_set, values=values, broker=broker, cluster=cluster)
     out = settings(ctx).output
     if out.format != "table":

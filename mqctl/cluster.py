@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .fmt import dash, java_fixed
-from .runner import settings, watch
+from .options import WatchOpt
+from .runner import finish, settings, watch
 
 if TYPE_CHECKING:
     from wire.admin.cluster import BrokerRow, ClusterList
@@ -18,15 +19,13 @@ if TYPE_CHECKING:
 
 app = typer.Typer(no_args_is_help=True)
 
-WatchOpt = Annotated[float | None, typer.Option(
-    "--watch", "-w", metavar="SECONDS", help="Redraw every SECONDS until Ctrl-C.")]
 
 
-def _load(row: BrokerRow, tps: float | None, size: str | None, wait: str | None) -> str:
+def _load(row: BrokerRow, tps: float | None, size: int | None, wait: int | None) -> str:
     if row.error is not None:
         return "-"
     # mirrors printClusterBaseInfo: "%9.2f(%s,%sms)" of the TPS, queue size and head wait
-    return f"{java_fixed(tps or 0.0, 2)}({size},{wait}ms)"
+    return f"{java_fixed(tps or 0.0, 2)}({dash(size)},{dash(wait)}ms)"
 
 
 def base_columns(result: ClusterList) -> list[str]:
@@ -48,7 +47,8 @@ def base_rows(result: ClusterList) -> list[list[str]]:
                _load(b, b.out_tps, b.pull_queue_size, b.pull_queue_wait_ms)]
         if b.ack_queue_size is not None and b.error is None:
             # mirrors the 5.1+ tool: "%9.2f(%s,%sms|%s,%sms)", the ack pool after the pull pool
-            row[-1] = row[-1][:-1] + f"|{b.ack_queue_size},{b.ack_queue_wait_ms or 'N'}ms)"
+            wait = "N" if b.ack_queue_wait_ms is None else b.ack_queue_wait_ms
+            row[-1] = row[-1][:-1] + f"|{b.ack_queue_size},{wait}ms)"
         if result.has_5x:
             t = b.timer
             row.append("-" if t is None else
@@ -85,6 +85,7 @@ def list_(
 ) -> None:
     """Every broker with its version, load, disk use and (5.x) activation (mqadmin clusterList)."""
     from wire.admin import cluster as api
+    from wire.admin.common import Outcome
 
     out = settings(ctx).output
 
@@ -97,7 +98,10 @@ def list_(
         else:
             out.render(result, base_columns(result), base_rows(result))
 
-    watch(ctx, watch_s, api.cluster_list, render, cluster=cluster)
+    last = watch(ctx, watch_s, api.cluster_list, render, cluster=cluster)
+    if last is not None:
+        finish([Outcome(b.addr, b.error is None, b.error, unreachable=b.unreachable) for b in last.brokers],
+               "cluster list", servers="brokers")
 
 
 # ---------------------------------------------------------------------- local reference cluster

@@ -9,10 +9,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .fmt import dash, human_s, java_fixed
-from .runner import check_outcomes, print_outcomes, run, settings, watch
+from .options import BrokerAddrOpt, ClusterOpt, WatchOpt
+from .runner import check_outcomes, finish, print_outcomes, run, settings, warn_failures, watch
 
 if TYPE_CHECKING:
-    from wire.admin.consumer import ConnectionInfo, ConsumerProgress, GroupSummary, GroupWriteResult
+    from wire.admin.consumer import (
+        ConnectionInfo,
+        ConsumerGroups,
+        ConsumerProgress,
+        GroupSummary,
+        GroupWriteResult,
+    )
 
     from .output import Output
 
@@ -21,10 +28,7 @@ group_app = typer.Typer(no_args_is_help=True, help="Create, update and delete su
 app.add_typer(group_app, name="group")
 
 GroupOpt = Annotated[str, typer.Option("--group", "-g", help="Consumer group.")]
-BrokerOpt = Annotated[str | None, typer.Option("--broker", "-b", help="This broker address (host:port).")]
-ClusterOpt = Annotated[str | None, typer.Option("--cluster", "-c", help="Every master of this cluster.")]
-WatchOpt = Annotated[float | None, typer.Option(
-    "--watch", "-w", metavar="SECONDS", help="Redraw every SECONDS until Ctrl-C.")]
+BrokerOpt = BrokerAddrOpt
 
 
 # ---------------------------------------------------------------------- renderers (pure)
@@ -38,9 +42,13 @@ def progress_columns(result: ConsumerProgress) -> list[str]:
 
 
 def progress_rows(result: ConsumerProgress, tz: tzinfo | None = None) -> list[list[str]]:
-    """mqadmin ``consumerProgress -g``; ``#Inflight`` (pulled, not yet committed) for 5.1+ brokers."""
+    """mqadmin ``consumerProgress -g``; ``#Inflight`` (pulled, not yet committed) for 5.1+ brokers;
+    a broker that did not answer gets one row of ``-`` under its name."""
     inflight = any(q.pull_offset is not None for q in result.queues)
     rows = []
+    width = len(progress_columns(result))
+    for f in result.failures:
+        rows.append(["-", f.detail or f.target] + ["-"] * (width - 2))
     for q in result.queues:
         row = [q.topic, q.broker_name, str(q.queue_id), str(q.broker_offset), str(q.consumer_offset)]
         if inflight:
@@ -56,8 +64,8 @@ GROUPS_COLUMNS = ["#Group", "#Count", "#Version", "#Type", "#Model", "#TPS", "#D
 
 def groups_rows(result: tuple[GroupSummary, ...]) -> list[list[str]]:
     """mqadmin ``consumerProgress`` without ``-g``: OFFLINE for a group with no consumer online."""
-    return [[g.group, str(g.count), (g.version or "") if g.count else "OFFLINE", g.consume_type or "",
-             g.message_model or "", str(g.tps), str(g.diff_total)] for g in result]
+    return [[g.group, dash(g.count), "-" if g.count is None else (g.version or "") if g.count else "OFFLINE",
+             g.consume_type or "", g.message_model or "", str(g.tps), str(g.diff_total)] for g in result]
 
 
 def render_connection(out: Output, info: ConnectionInfo) -> None:
@@ -95,16 +103,21 @@ def progress(
         if topic is not None:
             raise UsageError("--topic needs --group")
 
-        def render_all(result: tuple[GroupSummary, ...]) -> None:
-            for g in result:
-                if g.error:
+        def render_all(result: ConsumerGroups) -> None:
+            warn_failures(out, result.failures, _label)
+            silent = {f.target for f in result.failures}
+            for g in result.groups:
+                if g.error and not any(addr in g.error for addr in silent):
                     out.warn(f"{g.group}: {g.error}")
-            out.render(result, GROUPS_COLUMNS, groups_rows(result))
+            out.render(result.groups, GROUPS_COLUMNS, groups_rows(result.groups))
 
-        watch(ctx, watch_s, api.consumer_groups, render_all)
+        groups = watch(ctx, watch_s, api.consumer_groups, render_all)
+        if groups is not None:
+            finish(groups.failures, "consumer progress", servers="brokers", total=groups.brokers_asked)
         return
 
     def render(result: ConsumerProgress) -> None:
+        warn_failures(out, result.failures, _label)
         if out.format != "table":
             out.data(result)
             return
@@ -113,7 +126,14 @@ def progress(
         out.line(f"Consume TPS: {java_fixed(result.consume_tps, 2)}")
         out.line(f"Diff Total: {result.diff_total}")
 
-    watch(ctx, watch_s, api.consumer_progress, render, group=group, topic=topic)
+    last = watch(ctx, watch_s, api.consumer_progress, render, group=group, topic=topic)
+    if last is not None:
+        finish(last.failures, "consumer progress", servers="brokers", total=last.brokers_asked)
+
+
+def _label(o: object) -> str:
+    name = getattr(o, "detail", None)
+    return f"{name} {getattr(o, 'target', '')}" if name else str(getattr(o, "target", ""))
 
 
 @app.command()
@@ -129,50 +149,86 @@ def connection(ctx: typer.Context, group: GroupOpt, broker: BrokerOpt = None) ->
         render_connection(out, info)
 
 
-def _upsert(ctx: typer.Context, **kw: object) -> None:
+def _upsert(ctx: typer.Context, verb: str, **kw: object) -> None:
     from wire.admin import consumer as api
 
     from .errors import UsageError
 
     if (kw["broker"] is None) == (kw["cluster"] is None):
         raise UsageError("give one of --broker/-b or --cluster/-c")
-    result: GroupWriteResult = run(ctx, api.group_upsert, **kw)
+    result: GroupWriteResult = run(ctx, api.group_upsert, **kw, create=verb == "create")
     out = settings(ctx).output
     if out.format != "table":
         out.data(result)
     else:
-        print_outcomes(out, result.brokers, lambda o: f"create subscription group to {o.target} success.",
-                       lambda o: f"create subscription group to {o.target} failed: {o.error}")
-        out.line("SubscriptionGroupConfig [" + ", ".join(
-            f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in result.config.items()) + "]")
-    check_outcomes(result.brokers, "subscription group update")
+        print_outcomes(out, result.brokers, lambda o: f"{verb} subscription group to {o.target} success.",
+                       lambda o: f"{verb} subscription group to {o.target} failed: {o.error}")
+        if any(o.ok for o in result.brokers):
+            fields = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                               for k, v in result.config.items())
+            out.line(f"SubscriptionGroupConfig [{fields}]")
+    check_outcomes(result.brokers, f"consumer group {verb}")
 
 
-def _group_command(name: str, doc: str) -> None:
-    @group_app.command(name, help=doc)
-    def command(
-        ctx: typer.Context,
-        group: GroupOpt,
-        broker: BrokerOpt = None,
-        cluster: ClusterOpt = None,
-        consume_enable: Annotated[bool, typer.Option(help="consumeEnable.")] = True,
-        from_min: Annotated[bool, typer.Option(help="consumeFromMinEnable.")] = False,
-        broadcast: Annotated[bool, typer.Option(help="consumeBroadcastEnable.")] = False,
-        retry_queues: Annotated[int, typer.Option(help="retryQueueNums.")] = 1,
-        retry_max_times: Annotated[int, typer.Option(help="retryMaxTimes.")] = 16,
-        broker_id: Annotated[int, typer.Option(help="brokerId to consume from.")] = 0,
-        slow_broker_id: Annotated[int, typer.Option(help="whichBrokerWhenConsumeSlowly.")] = 1,
-        notify_ids_changed: Annotated[bool, typer.Option(help="notifyConsumerIdsChangedEnable.")] = True,
-    ) -> None:
-        _upsert(ctx, group=group, broker=broker, cluster=cluster, consume_enable=consume_enable,
-                consume_from_min=from_min, broadcast=broadcast, retry_queues=retry_queues,
-                retry_max_times=retry_max_times, broker_id=broker_id, slow_broker_id=slow_broker_id,
-                notify_ids_changed=notify_ids_changed)
+@group_app.command("create")
+def group_create(
+    ctx: typer.Context,
+    group: GroupOpt,
+    broker: BrokerOpt = None,
+    cluster: ClusterOpt = None,
+    consume_enable: Annotated[bool, typer.Option(help="consumeEnable.")] = True,
+    from_min: Annotated[bool, typer.Option(help="consumeFromMinEnable.")] = False,
+    broadcast: Annotated[bool, typer.Option(help="consumeBroadcastEnable.")] = False,
+    retry_queues: Annotated[int, typer.Option(help="retryQueueNums.")] = 1,
+    retry_max_times: Annotated[int, typer.Option(help="retryMaxTimes.")] = 16,
+    broker_id: Annotated[int, typer.Option(help="brokerId to consume from.")] = 0,
+    slow_broker_id: Annotated[int, typer.Option(help="whichBrokerWhenConsumeSlowly.")] = 1,
+    notify_ids_changed: Annotated[bool, typer.Option(help="notifyConsumerIdsChangedEnable.")] = True,
+) -> None:
+    """Create a subscription group on a broker or every master of a cluster, with mqadmin
+    updateSubGroup's defaults (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP)."""
+    _upsert(ctx, "create", group=group, broker=broker, cluster=cluster, consume_enable=consume_enable,
+            consume_from_min=from_min, broadcast=broadcast, retry_queues=retry_queues,
+            retry_max_times=retry_max_times, broker_id=broker_id, slow_broker_id=slow_broker_id,
+            notify_ids_changed=notify_ids_changed)
 
 
-_group_command("create", "Create a subscription group on a broker or every master of a cluster "
-               "(UPDATE_AND_CREATE_SUBSCRIPTIONGROUP; mqadmin updateSubGroup).")
-_group_command("update", "Update a subscription group (the same upsert as create; mqadmin updateSubGroup).")
+_UNCHANGED = "Default: unchanged."
+
+
+@group_app.command("update")
+def group_update(
+    ctx: typer.Context,
+    group: GroupOpt,
+    broker: BrokerOpt = None,
+    cluster: ClusterOpt = None,
+    consume_enable: Annotated[bool | None, typer.Option(
+        "--consume-enable/--no-consume-enable", help=f"consumeEnable. {_UNCHANGED}",
+        show_default=False)] = None,
+    from_min: Annotated[bool | None, typer.Option(
+        "--from-min/--no-from-min", help=f"consumeFromMinEnable. {_UNCHANGED}", show_default=False)] = None,
+    broadcast: Annotated[bool | None, typer.Option(
+        "--broadcast/--no-broadcast", help=f"consumeBroadcastEnable. {_UNCHANGED}",
+        show_default=False)] = None,
+    retry_queues: Annotated[int | None, typer.Option(
+        help=f"retryQueueNums. {_UNCHANGED}", show_default=False)] = None,
+    retry_max_times: Annotated[int | None, typer.Option(
+        help=f"retryMaxTimes. {_UNCHANGED}", show_default=False)] = None,
+    broker_id: Annotated[int | None, typer.Option(
+        help=f"brokerId to consume from. {_UNCHANGED}", show_default=False)] = None,
+    slow_broker_id: Annotated[int | None, typer.Option(
+        help=f"whichBrokerWhenConsumeSlowly. {_UNCHANGED}", show_default=False)] = None,
+    notify_ids_changed: Annotated[bool | None, typer.Option(
+        "--notify-ids-changed/--no-notify-ids-changed", help=f"notifyConsumerIdsChangedEnable. {_UNCHANGED}",
+        show_default=False)] = None,
+) -> None:
+    """Change what is given of a subscription group and nothing else: each broker's own config
+    (GET_ALL_SUBSCRIPTIONGROUP_CONFIG) supplies the rest (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP;
+    mqadmin updateSubGroup, which would reset what is not given)."""
+    _upsert(ctx, "update", group=group, broker=broker, cluster=cluster, consume_enable=consume_enable,
+            consume_from_min=from_min, broadcast=broadcast, retry_queues=retry_queues,
+            retry_max_times=retry_max_times, broker_id=broker_id, slow_broker_id=slow_broker_id,
+            notify_ids_changed=notify_ids_changed)
 
 
 @group_app.command()
@@ -200,5 +256,5 @@ def delete(
         print_outcomes(out, result.brokers, lambda o: f"{what} [{o.target}] success.",
                        lambda o: f"{what} [{o.target}] failed: {o.error}")
         print_outcomes(out, result.topics, lambda o: f"delete topic [{o.target}] success.",
-                       lambda o: f"delete topic [{o.target}]: {o.error}", warn=True)
+                       lambda o: f"delete topic [{o.target}]: {o.error}")
     check_outcomes(result.brokers, "subscription group delete")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from .fmt import human_ms, java_fixed
+from .options import check_addr
 from .runner import settings, watch
 
 if TYPE_CHECKING:
@@ -151,7 +152,8 @@ def render_status(out: Output, statuses: tuple[HAStatus, ...], *, errors: bool =
 @app.command()
 def status(
     ctx: typer.Context,
-    broker: Annotated[str | None, typer.Option("--broker", "-b", help="Broker address (host:port).")] = None,
+    broker: Annotated[str | None, typer.Option("--broker", "-b", help="Broker address (host:port).",
+                                               callback=check_addr)] = None,
     cluster: Annotated[str | None, typer.Option(
         "--cluster", "-c", help="Every broker of this cluster.")] = None,
     watch_s: Annotated[float | None, typer.Option(
@@ -167,20 +169,29 @@ def status(
 
     if (broker is None) == (cluster is None):
         raise UsageError("give one of --broker/-b or --cluster/-c")
+    from wire.admin.common import Outcome
+
+    from .runner import finish
+
     out = settings(ctx).output
-    failed: list[str] = []
 
     def render(result: tuple[HAStatus, ...]) -> None:
-        # once: the failures end the command as its one error line; watched: shown every round
-        failed[:] = [error_text(s) for s in result if s.error is not None]
+        # one broker asked once: its failure is the command's error line (below)
+        for s in result if len(result) > 1 or watch_s else ():
+            if s.error is not None:
+                out.warn(error_text(s))
         if out.format != "table":
             out.data(result)
         else:
-            render_status(out, result, errors=bool(watch_s))
+            render_status(out, result, errors=False)
 
-    watch(ctx, watch_s, api.ha_status, render, broker=broker, cluster=cluster)
-    if failed:
-        raise CliError("; ".join(failed))
+    last = watch(ctx, watch_s, api.ha_status, render, broker=broker, cluster=cluster)
+    if last is None:
+        return
+    if len(last) == 1 and last[0].error is not None:  # one broker asked: its failure is the command's
+        raise CliError(error_text(last[0]))
+    finish([Outcome(s.addr, s.error is None, s.error, unreachable=s.unreachable) for s in last], "ha status",
+           servers="brokers")
 
 
 FILE_COLUMNS = ["#File", "#From", "#To", "#Records", "#MasterCRC", "#SlaveCRC", "#Match"]

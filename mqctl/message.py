@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .fmt import human_ms, human_s
-from .runner import run, settings
+from .runner import finish, run, settings, warn_failures
 
 if TYPE_CHECKING:
     from wire.admin.message import ConsumeResult, MessageView, SendResult
@@ -128,7 +128,7 @@ def _as_data(msgs: tuple[MessageView, ...] | ConsumeResult, hex_: bool) -> objec
 def _parse_props(items: list[str] | None) -> dict[str, str]:
     from .serving import parse_sets
 
-    return parse_sets(items)
+    return parse_sets(items, "--property")
 
 
 @app.command()
@@ -179,6 +179,16 @@ def send(
             raise UsageError(f"--file {file}: {exc.strerror or exc}") from None
     else:
         data = sys.stdin.buffer.read() if body == "-" else (body or "").encode("utf-8")
+    # mirrors Validators.checkMessage: the Java client refuses an empty body and a bad topic
+    if not data:
+        raise UsageError("the message body is empty (the Java client refuses to send one)"
+                         if file is None else f"--file {file}: the file is empty")
+    from wire.admin.errors import BadRequest
+
+    try:
+        api.check_topic_name(topic)
+    except BadRequest as exc:
+        raise UsageError(f"--topic: {exc}") from None
     compression = None
     if compress is not None:
         from wire.message import CompressionType
@@ -224,7 +234,7 @@ def query(
     unique_key: Annotated[str | None, typer.Option(
         "--unique-key", "-u", help="The client's message id, UNIQ_KEY (needs -t).")] = None,
     offset: Annotated[int | None, typer.Option(
-        "--offset", "-o", help="A queue offset (needs -t, -b and -q).")] = None,
+        "--offset", "-O", help="A queue offset (needs -t, -b and -q).")] = None,
     topic: Annotated[str | None, typer.Option("--topic", "-t", help="Topic name.")] = None,
     broker: Annotated[str | None, typer.Option("--broker", "-b", help="Broker name (with --offset).")] = None,
     queue: Annotated[int | None, typer.Option("--queue", "-q", help="Queue id (with --offset).")] = None,
@@ -239,22 +249,29 @@ def query(
 
     given = [n for n, v in (("--id", msg_id), ("--key", key), ("--unique-key", unique_key),
                             ("--offset", offset)) if v is not None]
+    if offset is not None and offset < 0:
+        raise UsageError(f"--offset: {offset} is negative")
     if len(given) != 1:
         raise UsageError("give exactly one of --id, --key, --unique-key, --offset")
     out = settings(ctx).output
+    hits = None
     if msg_id is not None:
         msgs = run(ctx, api.message_by_id, msg_id=msg_id, topic=topic)
     elif topic is None:
         raise UsageError(f"{given[0]} needs --topic/-t")
     elif key is not None:
-        msgs = run(ctx, api.message_by_key, topic=topic, key=key, max_num=max_num)
+        hits = run(ctx, api.message_by_key, topic=topic, key=key, max_num=max_num)
+        warn_failures(out, hits.failures, _label)
         if out.format == "table":
-            out.table(KEY_COLUMNS, key_rows(msgs))
+            out.table(KEY_COLUMNS, key_rows(hits.messages))
         else:
-            out.data(_as_data(msgs, hex_))
+            out.data(_as_data(hits.messages, hex_))
+        finish(hits.failures, "message query", servers="brokers", total=hits.brokers_asked)
         return
     elif unique_key is not None:
-        msgs = run(ctx, api.message_by_unique_key, topic=topic, key=unique_key)
+        hits = run(ctx, api.message_by_unique_key, topic=topic, key=unique_key)
+        warn_failures(out, hits.failures, _label)
+        msgs = hits.messages
     else:
         if broker is None or queue is None:
             raise UsageError("--offset needs --broker/-b and --queue/-q")
@@ -264,6 +281,13 @@ def query(
         _details(out, msgs, hex_)
     else:
         out.data(_as_data(msgs, hex_))
+    if hits is not None:
+        finish(hits.failures, "message query", servers="brokers", total=hits.brokers_asked)
+
+
+def _label(o: object) -> str:
+    name = getattr(o, "detail", None)
+    return f"{name} {getattr(o, 'target', '')}" if name else str(getattr(o, "target", ""))
 
 
 @app.command()
@@ -273,8 +297,8 @@ def consume(
     broker: Annotated[str | None, typer.Option("--broker", "-b", help="Only this broker name.")] = None,
     queue: Annotated[int | None, typer.Option("--queue", "-q", help="Only this queue id.")] = None,
     offset: Annotated[int | None, typer.Option(
-        "--offset", "-o", help="Start every queue at this offset. Default: its min offset.")] = None,
-    count: Annotated[int, typer.Option("--count", "-n", "-c", help="At most this many messages.")] = 32,
+        "--offset", "-O", help="Start every queue at this offset. Default: its min offset.")] = None,
+    count: Annotated[int, typer.Option("--count", "-c", help="At most this many messages.")] = 32,
     group: Annotated[str, typer.Option("--group", "-g", help="Consumer group of the pulls "
                                        "(nothing is committed).")] = "TOOLS_CONSUMER",
     hex_: Annotated[bool, typer.Option("--hex", help="Bodies in hex.")] = False,
@@ -282,14 +306,25 @@ def consume(
         "--sql", help="Only messages this SQL92 selector matches on their properties, e.g. "
         "\"a > 5 AND b = 'x'\" (the broker filters; it needs enablePropertyFilter=true).")] = None,
 ) -> None:
-    """Print messages of a topic from given offsets with a pull loop (mqadmin printMsg/consumeMessage)."""
+    """Print messages of a topic from given offsets with a pull loop (mqadmin printMsg/consumeMessage).
+    Nothing is written to the broker: no offset is committed, and an offset out of a queue's range
+    is refused before it is asked for."""
     from wire.admin import message as api
+
+    from .errors import UsageError
+
+    if offset is not None and offset < 0:
+        raise UsageError(f"--offset: {offset} is negative")
+    if count <= 0:
+        raise UsageError(f"--count: {count} is not a positive number")
 
     result = run(ctx, api.message_consume, topic=topic, broker=broker, queue=queue, offset=offset,
                  count=count, group=group, sql=sql)
     out = settings(ctx).output
+    warn_failures(out, result.failures, _label)
     if out.format != "table":
         out.data(_as_data(result, hex_))
-        return
-    out.table(CONSUME_COLUMNS, consume_rows(result, hex_=hex_))
-    out.info(f"{len(result.messages)} message(s) from {len(result.queues)} queue(s)")
+    else:
+        out.table(CONSUME_COLUMNS, consume_rows(result, hex_=hex_))
+        out.info(f"{len(result.messages)} message(s) from {len(result.queues)} queue(s)")
+    finish(result.failures, "message consume", servers="brokers", total=result.brokers_asked)

@@ -65,18 +65,21 @@ KeyArg = Annotated[str, typer.Argument(help="Key.")]
 
 def _report(ctx: typer.Context, outcomes: tuple[Outcome, ...], what: str, ok_line: str, *,
             each: bool = True) -> None:
-    """mqadmin's success line, per name server (``each``) or once when all of them succeeded;
-    the failures end the command as its error line."""
-    from .runner import check_outcomes, settings
+    """mqadmin's success line, per name server (``each``) or, as mqadmin prints it, once when all
+    of them took the change; when only some did, one line names each that did. A warning for
+    each that did not, then the partial-answer rule (:func:`mqctl.runner.finish`)."""
+    from .runner import check_outcomes, settings, warn_failures
 
     out = settings(ctx).output
     if out.format != "table":
         out.data(outcomes)
-    elif each:
+    elif each or not all(o.ok for o in outcomes):
         for o in outcomes:
             if o.ok:
-                out.line(ok_line.format(target=o.target, detail=o.detail))
-    elif all(o.ok for o in outcomes):
+                line = ok_line.format(target=o.target, detail=o.detail)
+                out.line(line if each else f"{line.rstrip('.')}, {o.target}")
+        warn_failures(out, [o for o in outcomes if not o.ok])
+    else:
         out.line(ok_line)
     check_outcomes(outcomes, what)
 
@@ -88,8 +91,10 @@ def config_get(
 ) -> None:
     """Every listed name server's configuration (GET_NAMESRV_CONFIG; mqadmin getNamesrvConfig)."""
     from wire.admin import namesrv as api
+    from wire.admin.common import Outcome
 
-    from .runner import run, settings
+    from .errors import CliError
+    from .runner import finish, run, settings
 
     configs = run(ctx, api.namesrv_config_get, keys=tuple(keys or ()))
     out = settings(ctx).output
@@ -98,17 +103,19 @@ def config_get(
             out.warn(f"{c.addr}: {c.error}")
     if out.format != "table":
         out.data(configs if len(configs) > 1 else configs[0].table)
-        return
-    for c in configs:
-        if c.error is not None:
-            continue
-        if len(configs) > 1:
-            out.line(f"============{c.addr}============")
-        out.table(["#Key", "#Value"], list(c.table.items()))
-    from .errors import CliError
-
-    if any(c.error is not None for c in configs):
-        raise CliError("some name servers did not answer")
+    else:
+        for c in configs:
+            if c.error is not None:
+                continue
+            if len(configs) > 1:
+                out.line(f"============{c.addr}============")
+            out.table(["#Key", "#Value"], list(c.table.items()))
+    finish([Outcome(c.addr, c.error is None, c.error, unreachable=c.unreachable) for c in configs],
+           "namesrv config get", servers="name servers")
+    missing = [k for k in dict.fromkeys(keys or ())
+               if any(c.error is None and k not in c.table for c in configs)]
+    if missing:
+        raise CliError(f"no such configuration key{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
 
 
 @config_app.command("set")
@@ -122,7 +129,7 @@ def config_set(
 
     from .runner import run
 
-    outcomes = run(ctx, api.namesrv_config_set, values=parse_sets(pairs))
+    outcomes = run(ctx, api.namesrv_config_set, values=parse_sets(pairs, "KEY=VALUE"))
     _report(ctx, outcomes, "namesrv config set", "update name server config success, {target}")
 
 
@@ -161,7 +168,7 @@ def kv_put(ctx: typer.Context, namespace: NamespaceArg, key: KeyArg,
     from .runner import run
 
     outcomes = run(ctx, api.kv_put, namespace=namespace, key=key, value=value)
-    _report(ctx, outcomes, "kv put", "create or update kv config to namespace success.", each=False)
+    _report(ctx, outcomes, "namesrv kv put", "create or update kv config to namespace success.", each=False)
 
 
 @kv_app.command("delete")
@@ -172,7 +179,7 @@ def kv_delete(ctx: typer.Context, namespace: NamespaceArg, key: KeyArg) -> None:
     from .runner import run
 
     outcomes = run(ctx, api.kv_delete, namespace=namespace, key=key)
-    _report(ctx, outcomes, "kv delete", "delete kv config from namespace success.", each=False)
+    _report(ctx, outcomes, "namesrv kv delete", "delete kv config from namespace success.", each=False)
 
 
 BrokerNameArg = Annotated[str, typer.Argument(help="Broker name, e.g. broker-a.")]

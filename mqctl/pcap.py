@@ -43,13 +43,9 @@ _BATCH = 512
 
 
 def _settings(ctx: typer.Context) -> Settings:
-    obj = ctx.obj
-    if obj is None:  # the sub-app run on its own (tests): default settings
-        from .settings import Settings
+    from .runner import settings
 
-        obj = ctx.obj = Settings()
-    settings: Settings = obj
-    return settings
+    return settings(ctx)
 
 
 def _roles(ports: list[str] | None) -> PortRoles:

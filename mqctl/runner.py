@@ -23,20 +23,23 @@ import typer
 
 from .settings import Settings
 
-__all__ = ["check_outcomes", "run", "settings", "watch"]
+__all__ = ["check_outcomes", "finish", "print_outcomes", "run", "settings", "warn_failures", "watch"]
 
 R = TypeVar("R")
 
 
 def settings(ctx: typer.Context) -> Settings:
-    """The global options (``ctx.obj``), or the defaults when a command runs without the root."""
+    """The global options, resolved on first use from what the command line gave (before or
+    after the command), the environment, the profile and the defaults (:mod:`mqctl.settings`),
+    and kept on the root context (``ctx.obj``)."""
     root = ctx.find_root()
     obj = root.obj if root.obj is not None else ctx.obj
     if isinstance(obj, Settings):
         return obj
+    from .app import _GLOBALS_KEY
     from .settings import resolve
 
-    s = resolve(namesrv=None, timeout=None, serialize=None, output="table", profile=None)
+    s = resolve(root.meta.get(_GLOBALS_KEY))
     root.obj = s
     return s
 
@@ -61,11 +64,13 @@ def run(ctx: typer.Context, op: Callable[..., Awaitable[R]], /, **kwargs: Any) -
 
 
 def watch(ctx: typer.Context, seconds: float | None, op: Callable[..., Awaitable[R]],
-          render: Callable[[R], None], /, **kwargs: Any) -> None:
-    """Render ``op(client, **kwargs)`` once, or every ``seconds`` until Ctrl-C."""
+          render: Callable[[R], None], /, **kwargs: Any) -> R | None:
+    """Render ``op(client, **kwargs)`` once and return it, or every ``seconds`` until Ctrl-C
+    (then ``None``: a watch ends with exit 0, whatever its last round showed)."""
     if not seconds:
-        render(run(ctx, op, **kwargs))
-        return
+        result = run(ctx, op, **kwargs)
+        render(result)
+        return result
     if seconds < 0.1:
         from .errors import UsageError
 
@@ -94,32 +99,51 @@ def watch(ctx: typer.Context, seconds: float | None, op: Callable[..., Awaitable
     try:
         asyncio.run(loop())
     except KeyboardInterrupt:
-        return
+        pass
+    return None
 
 
 def print_outcomes(out: Any, outcomes: Iterable[Any], ok: Callable[[Any], str],
-                   failed: Callable[[Any], str], *, warn: bool = False) -> None:
-    """One line per outcome (:class:`wire.admin.topic.Outcome`), as mqadmin prints them: ``ok(o)``
-    on stdout, or ``failed(o)`` as an error (a warning with ``warn``) on stderr."""
+                   failed: Callable[[Any], str]) -> None:
+    """One line per outcome (:class:`wire.admin.common.Outcome`), as mqadmin prints them: ``ok(o)``
+    on stdout for a server that took the request, ``failed(o)`` as a warning on stderr for one
+    that did not (the rule of :func:`finish`)."""
     for o in outcomes:
         if o.ok:
             out.line(ok(o))
-        elif warn:
-            out.warn(failed(o))
         else:
-            out.error(failed(o))
+            out.warn(failed(o))
 
 
-def check_outcomes(outcomes: Iterable[Any], what: str) -> None:
-    """Raise the CLI error for the failed ones among ``outcomes`` (:class:`wire.admin.topic.Outcome`):
-    exit 3 when every failure is a connection failure, else 1."""
+def warn_failures(out: Any, failures: Iterable[Any], label: Callable[[Any], str] | None = None) -> None:
+    """One warning line per server that did not answer (``failures``: failed outcomes)."""
+    for f in failures:
+        out.warn(f"{label(f) if label else f.target}: {f.error}")
+
+
+def finish(outcomes: Iterable[Any], what: str, *, servers: str = "servers", total: int | None = None) -> None:
+    """The one rule for a command that asks several servers (docs/cli.md, "Partial answers"):
+    what answered has been shown and each server that did not has had its warning line; the
+    command then fails with one line and exit code 3 when every one of those servers could not be
+    reached or did not answer in time, 1 when one of them answered an error. ``outcomes`` holds
+    one outcome per server (or, with ``total``, only the failed ones)."""
     from .errors import EXIT_CONNECTION, EXIT_FAILURE, CliError
 
     items = list(outcomes)
     failed = [o for o in items if not o.ok]
     if not failed:
         return
-    conn = all(o.unreachable for o in failed)
-    raise CliError(f"{what} failed on {len(failed)} of {len(items)}: "
-                   + "; ".join(f"{o.target}: {o.error}" for o in failed),
-                   exit_code=EXIT_CONNECTION if conn else EXIT_FAILURE)
+    n = len(items) if total is None else total
+    unreachable = sum(1 for o in failed if o.unreachable)
+    parts = []
+    if unreachable:
+        parts.append(f"{unreachable} did not answer")
+    if len(failed) > unreachable:
+        parts.append(f"{len(failed) - unreachable} answered an error")
+    raise CliError(f"{what}: {len(failed)} of {n} {servers} failed ({', '.join(parts)})",
+                   exit_code=EXIT_CONNECTION if unreachable == len(failed) else EXIT_FAILURE)
+
+
+def check_outcomes(outcomes: Iterable[Any], what: str) -> None:
+    """:func:`finish` for the outcomes of a write to several servers."""
+    finish(outcomes, what)

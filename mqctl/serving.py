@@ -32,12 +32,13 @@ SetOpt = Annotated[list[str] | None, typer.Option(
 LogFileOpt = Annotated[Path | None, typer.Option(help="Also log to this file.")]
 
 
-def parse_sets(items: list[str] | None) -> dict[str, str]:
+def parse_sets(items: list[str] | None, what: str = "--set") -> dict[str, str]:
+    """``KEY=VALUE`` items; ``what`` names the option or argument they came from in errors."""
     out: dict[str, str] = {}
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise UsageError(f"--set {item!r}: expected KEY=VALUE")
+            raise UsageError(f"{what} {item!r}: expected KEY=VALUE")
         out[key.strip()] = value
     return out
 

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .fmt import human_ms, perm_text
-from .runner import check_outcomes, print_outcomes, run, settings, watch
+from .fmt import dash, human_ms, perm_text
+from .options import BrokerAddrOpt, ClusterOpt, MasterAddrOpt, WatchOpt
+from .runner import check_outcomes, finish, print_outcomes, run, settings, warn_failures, watch
 
 if TYPE_CHECKING:
     from wire.admin.topic import TopicConfigView, TopicListing, TopicStatus, TopicWriteResult
@@ -18,20 +19,18 @@ if TYPE_CHECKING:
 app = typer.Typer(no_args_is_help=True)
 
 TopicArg = Annotated[str, typer.Argument(help="Topic name.")]
-ClusterOpt = Annotated[str | None, typer.Option("--cluster", "-c", help="Every master of this cluster.")]
-BrokerOpt = Annotated[str | None, typer.Option("--broker", "-b", help="This broker address (host:port).")]
-WatchOpt = Annotated[float | None, typer.Option(
-    "--watch", "-w", metavar="SECONDS", help="Redraw every SECONDS until Ctrl-C.")]
+BrokerOpt = BrokerAddrOpt
 
 
 # ---------------------------------------------------------------------- renderers (pure)
 
 
 def list_rows(result: TopicListing) -> tuple[list[str], list[list[str]]]:
-    """``topicList -c``: one row per (topic, group); a topic nobody consumes gets one empty group."""
+    """``topicList -c``: one row per (topic, group); a topic nobody consumes gets one empty group,
+    one whose brokers did not answer a ``-``."""
     rows = []
     for e in result.topics:
-        for g in e.groups or ("",):
+        for g in ("-",) if e.groups is None else e.groups or ("",):
             rows.append([e.cluster or "", e.topic, g])
     return ["#Cluster Name", "#Topic", "#Consumer Group"], rows
 
@@ -55,8 +54,10 @@ STATUS_COLUMNS = ["#Broker Name", "#QID", "#Min Offset", "#Max Offset", "#Last U
 
 
 def status_rows(result: TopicStatus, tz: tzinfo | None = None) -> list[list[str]]:
-    """mqadmin ``topicStatus``: the last-updated time only when it is set."""
-    return [[q.broker_name, str(q.queue_id), str(q.min_offset), str(q.max_offset),
+    """mqadmin ``topicStatus``: the last-updated time only when it is set; ``-`` for the queues of
+    a broker that did not answer."""
+    return [[q.broker_name, str(q.queue_id), dash(q.min_offset), dash(q.max_offset),
+             "-" if q.last_update_timestamp is None else
              human_ms(q.last_update_timestamp, tz) if q.last_update_timestamp > 0 else ""]
             for q in result.queues]
 
@@ -86,6 +87,7 @@ def list_(
     out = settings(ctx).output
 
     def render(result: TopicListing) -> None:
+        warn_failures(out, result.failures, _broker_label)
         if out.format != "table":
             out.data(result.topics if result.detailed else [e.topic for e in result.topics])
         elif result.detailed:
@@ -95,7 +97,9 @@ def list_(
             for e in result.topics:
                 out.line(e.topic)
 
-    watch(ctx, watch_s, api.topic_list, render, clusters=clusters)
+    last = watch(ctx, watch_s, api.topic_list, render, clusters=clusters)
+    if last is not None:
+        finish(last.failures, "topic list -c", servers="brokers", total=last.brokers_asked)
 
 
 @app.command()
@@ -125,61 +129,101 @@ def status(ctx: typer.Context, topic: TopicArg, watch_s: WatchOpt = None) -> Non
     out = settings(ctx).output
 
     def render(result: TopicStatus) -> None:
+        warn_failures(out, result.failures, _broker_label)
         out.render(result, STATUS_COLUMNS, status_rows(result))
 
-    watch(ctx, watch_s, api.topic_status, render, topic=topic)
+    last = watch(ctx, watch_s, api.topic_status, render, topic=topic)
+    if last is not None:
+        finish(last.failures, "topic status", servers="brokers",
+               total=len({q.broker_name for q in last.queues}))
 
 
-def _upsert(ctx: typer.Context, topic: str, cluster: str | None, broker: str | None, read_queues: int,
-            write_queues: int, perm: str, order: bool, unit: bool, has_unit_sub: bool) -> None:
+def _broker_label(o: object) -> str:
+    name = getattr(o, "detail", None)
+    target = getattr(o, "target", "")
+    return f"{name} {target}" if name else str(target)
+
+
+def _upsert(ctx: typer.Context, verb: str, topic: str, cluster: str | None, broker: str | None,
+            read_queues: int | None, write_queues: int | None, perm: str | None, order: bool | None,
+            unit: bool | None, has_unit_sub: bool | None) -> None:
     from wire.admin import topic as api
+    from wire.admin.errors import BadRequest
 
     from .errors import UsageError
 
     if (cluster is None) == (broker is None):
         raise UsageError("give one of --cluster/-c or --broker/-b")
+    try:
+        api.check_topic_name(topic)
+        parsed_perm = None if perm is None else api.parse_perm(perm)
+    except BadRequest as exc:
+        raise UsageError(str(exc)) from None
     result: TopicWriteResult = run(ctx, api.topic_upsert, topic=topic, cluster=cluster, broker=broker,
-                                   read_queues=read_queues, write_queues=write_queues,
-                                   perm=api.parse_perm(perm), order=order, unit=unit,
-                                   has_unit_sub=has_unit_sub)
+                                   read_queues=read_queues, write_queues=write_queues, perm=parsed_perm,
+                                   order=order, unit=unit, has_unit_sub=has_unit_sub, create=verb == "create")
     out = settings(ctx).output
     if out.format != "table":
         out.data(result)
     else:
-        print_outcomes(out, result.brokers, lambda o: f"create topic to {o.target} success.",
-                       lambda o: f"create topic to {o.target} failed: {o.error}")
+        print_outcomes(out, result.brokers, lambda o: f"{verb} topic to {o.target} success.",
+                       lambda o: f"{verb} topic to {o.target} failed: {o.error}")
         if result.order_conf is not None:
             out.line(f"set orderConf. isOrder=true, orderConf=[{result.order_conf}]")
-        out.line(config_text(result.config))
+        # the TopicConfig a broker took (mqadmin prints the one it sent); none when none took it
+        sent = result.sent or tuple(result.config for _o in result.brokers)
+        for cfg in dict.fromkeys(c for c, o in zip(sent, result.brokers, strict=True) if o.ok and c):
+            out.line(config_text(cfg))
     outcomes = list(result.brokers)
     if result.order_conf_outcome is not None:
         outcomes.append(result.order_conf_outcome)
-    check_outcomes(outcomes, "topic update")
+    check_outcomes(outcomes, f"topic {verb}")
 
 
-def _upsert_command(name: str, doc: str) -> None:
-    @app.command(name, help=doc)
-    def command(
-        ctx: typer.Context,
-        topic: TopicArg,
-        cluster: ClusterOpt = None,
-        broker: BrokerOpt = None,
-        read_queues: Annotated[int, typer.Option("--read-queues", "-r", help="readQueueNums.")] = 8,
-        write_queues: Annotated[int, typer.Option("--write-queues", "-w", help="writeQueueNums.")] = 8,
-        perm: Annotated[str, typer.Option(
-            "--perm", "-p", help="2 (W), 4 (R), 6 (RW), or the letters.")] = "6",
-        order: Annotated[bool, typer.Option(help="An ordered topic (also sets ORDER_TOPIC_CONFIG).")] = False,
-        unit: Annotated[bool, typer.Option(help="A unit topic (topicSysFlag bit 0).")] = False,
-        has_unit_sub: Annotated[bool, typer.Option(
-            help="Has unit subscriptions (topicSysFlag bit 1).")] = False,
-    ) -> None:
-        _upsert(ctx, topic, cluster, broker, read_queues, write_queues, perm, order, unit, has_unit_sub)
+@app.command("create")
+def create(
+    ctx: typer.Context,
+    topic: TopicArg,
+    cluster: ClusterOpt = None,
+    broker: BrokerOpt = None,
+    read_queues: Annotated[int, typer.Option("--read-queues", "-r", help="readQueueNums.")] = 8,
+    write_queues: Annotated[int, typer.Option("--write-queues", "-w", help="writeQueueNums.")] = 8,
+    perm: Annotated[str, typer.Option("--perm", "-p", help="2 (W), 4 (R), 6 (RW), or the letters.")] = "6",
+    order: Annotated[bool, typer.Option(help="An ordered topic (also sets ORDER_TOPIC_CONFIG).")] = False,
+    unit: Annotated[bool, typer.Option(help="A unit topic (topicSysFlag bit 0).")] = False,
+    has_unit_sub: Annotated[bool, typer.Option(help="Has unit subscriptions (topicSysFlag bit 1).")] = False,
+) -> None:
+    """Create a topic on every master of a cluster, or on one broker, with mqadmin updateTopic's
+    defaults (UPDATE_AND_CREATE_TOPIC)."""
+    _upsert(ctx, "create", topic, cluster, broker, read_queues, write_queues, perm, order, unit, has_unit_sub)
 
 
-_upsert_command("create", "Create a topic on every master of a cluster, or on one broker "
-                "(UPDATE_AND_CREATE_TOPIC; mqadmin updateTopic).")
-_upsert_command("update", "Update a topic's queues, perm or flags (the same upsert as create; "
-                "mqadmin updateTopic).")
+@app.command("update")
+def update(
+    ctx: typer.Context,
+    topic: TopicArg,
+    cluster: ClusterOpt = None,
+    broker: BrokerOpt = None,
+    read_queues: Annotated[int | None, typer.Option(
+        "--read-queues", "-r", help="readQueueNums. Default: unchanged.", show_default=False)] = None,
+    write_queues: Annotated[int | None, typer.Option(
+        "--write-queues", "-w", help="writeQueueNums. Default: unchanged.", show_default=False)] = None,
+    perm: Annotated[str | None, typer.Option(
+        "--perm", "-p", help="2 (W), 4 (R), 6 (RW), or the letters. Default: unchanged.",
+        show_default=False)] = None,
+    order: Annotated[bool | None, typer.Option(
+        "--order/--no-order", help="Ordered or not (also ORDER_TOPIC_CONFIG). Default: unchanged.",
+        show_default=False)] = None,
+    unit: Annotated[bool | None, typer.Option(
+        "--unit/--no-unit", help="topicSysFlag bit 0. Default: unchanged.", show_default=False)] = None,
+    has_unit_sub: Annotated[bool | None, typer.Option(
+        "--has-unit-sub/--no-has-unit-sub", help="topicSysFlag bit 1. Default: unchanged.",
+        show_default=False)] = None,
+) -> None:
+    """Change what is given of a topic and nothing else: each broker's own TopicConfig
+    (GET_ALL_TOPIC_CONFIG) supplies the rest of the upsert (UPDATE_AND_CREATE_TOPIC; mqadmin
+    updateTopic, which would reset what is not given to its defaults)."""
+    _upsert(ctx, "update", topic, cluster, broker, read_queues, write_queues, perm, order, unit, has_unit_sub)
 
 
 @app.command()
@@ -201,6 +245,7 @@ def delete(ctx: typer.Context, topic: TopicArg, cluster: Annotated[str | None, t
                 out.line(f"delete topic [{topic}] from cluster [{c}] success.")
         if all(o.ok for o in result.namesrvs):
             out.line(f"delete topic [{topic}] from NameServer success.")
+        warn_failures(out, [o for o in (*result.brokers, *result.namesrvs) if not o.ok])
     check_outcomes([*result.brokers, *result.namesrvs], "topic delete")
 
 
@@ -210,8 +255,7 @@ def perm(
     topic: TopicArg,
     perm_: Annotated[str, typer.Option("--perm", "-p", help="2 (W), 4 (R), 6 (RW), or the letters.")],
     cluster: ClusterOpt = None,
-    broker: Annotated[str | None, typer.Option(
-        "--broker", "-b", help="This master broker address (host:port).")] = None,
+    broker: MasterAddrOpt = None,
 ) -> None:
     """Change a topic's read/write permission (mqadmin updateTopicPerm)."""
     from wire.admin import topic as api

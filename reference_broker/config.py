@@ -64,6 +64,8 @@ _RANGES = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
 #: our own keys, which Java does not have, with the values they can take (0 turns each off; a
 #: negative budget would close every connection holding part of a frame)
 _NOT_NEGATIVE = frozenset({"serverMaxBufferedBytes", "serverFrameReadTimeoutSeconds"})
+#: integer keys with a narrower range: ports (0 lets the system pick one)
+RANGES = {"listenPort": (0, 65535), "haListenPort": (0, 65535)}
 
 #: keys of both reference servers that Java does not have: the bound on the bytes of unfinished
 #: frames held over all connections (the connections holding most are closed beyond it), and the
@@ -164,12 +166,22 @@ def _check(key: str, value: str, default: str | None, where: str) -> str:
             raise ConfigError(f"{where}: {key}: expected an integer (Java {java}), got {excerpt(value)}")
         if number < 0 and key in _NOT_NEGATIVE:
             raise ConfigError(f"{where}: {key}: expected 0 (off) or more, got {excerpt(value)}")
+        bounds = RANGES.get(key)
+        if bounds is not None and not bounds[0] <= number <= bounds[1]:
+            raise ConfigError(f"{where}: {key}: {number} is out of range ({bounds[0]}-{bounds[1]})")
     elif kind == "bool":
         low = value.strip().lower()
         if low not in ("true", "false"):
             raise ConfigError(f"{where}: {key}: expected true or false, got {excerpt(value)}")
         value = low
     return value.strip() if kind != "str" else value
+
+
+def check_value(defaults: Mapping[str, str], key: str, value: str, where: str) -> str:
+    """``value`` for ``key`` as the configuration would hold it; ConfigError when it does not fit
+    the key's type (keys without a default are taken as they are)."""
+    key = ALIASES.get(key, key)
+    return _check(key, value, defaults[key], where) if key in defaults else value
 
 
 class _Config:

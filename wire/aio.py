@@ -93,6 +93,7 @@ __all__ = [
     "ConnectionClosed",
     "ConnectionPool",
     "Handler",
+    "NotRemoting",
     "Prepare",
     "RemotingConnection",
     "RemotingIOError",
@@ -129,6 +130,24 @@ class ConnectionClosed(RemotingIOError, ConnectionError):
 
 class RequestTimeout(RemotingIOError, TimeoutError):
     """No answer within the timeout."""
+
+
+class NotRemoting(ConnectionClosed):
+    """The peer's first bytes are not a remoting frame: it is not a RocketMQ server (an HTTP port,
+    say). ``head`` holds what it sent first."""
+
+    def __init__(self, message: str, head: bytes = b"") -> None:
+        super().__init__(message)
+        self.head = head
+
+
+def _preview(head: bytes) -> str:
+    """The first line a peer sent, as text when it is text (``'HTTP/1.1 400 Bad Request'``), else hex."""
+    line = head.split(b"\r\n", 1)[0].split(b"\n", 1)[0][:60]
+    text = line.decode("latin-1")
+    if line and all(32 <= b < 127 for b in line):
+        return repr(text)
+    return "bytes " + head[:16].hex(" ")
 
 
 #: bodies of this size or more are written as their own buffer, not copied into their frame
@@ -225,6 +244,10 @@ class RemotingConnection(asyncio.Protocol):
         self._dispatching = False
         self._flush_scheduled = False
         self.closed: asyncio.Future[Exception | None] = asyncio.get_running_loop().create_future()
+        #: why this side closed the connection (a peer's frame that did not decode)
+        self._failure: Exception | None = None
+        #: the first bytes received, until a frame has decoded (they name a peer that is not RocketMQ)
+        self._head: bytes | None = b""
         self.peer: tuple[str, int] = ("", 0)
         self.local: tuple[str, int] = ("", 0)
         #: free for the owner: servers keep per-connection state here (client id, group, …)
@@ -246,6 +269,8 @@ class RemotingConnection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._frames.feed(data)
+        if self._head is not None and len(self._head) < 64:
+            self._head += data[:64 - len(self._head)]
         self._read_frames()
 
     def _read_frames(self) -> None:
@@ -263,6 +288,7 @@ class RemotingConnection(asyncio.Protocol):
                     self._offload(frame)
                     break
                 self._dispatch(decode_frame(frame))
+                self._head = None
         except RemoteProtocolError as err:
             self._remote_error(err)
         except Exception:
@@ -282,6 +308,7 @@ class RemotingConnection(asyncio.Protocol):
         # the peer's fault: that connection goes, as Java's NettyDecoder closes the channel
         log.warning("%s: closing connection from %s:%d: %s", self.name or "remoting",
                     self.peer[0], self.peer[1], err)
+        self._failure = err
         self._out.clear()
         self._out_size = 0
         self._abort(err)
@@ -333,6 +360,7 @@ class RemotingConnection(asyncio.Protocol):
         except Exception:
             self._our_bug("decoding a large frame from")
             return
+        self._head = None
         self._dispatching = True
         self.prepared = prepared
         try:
@@ -345,8 +373,15 @@ class RemotingConnection(asyncio.Protocol):
         self._read_frames()  # the frames that came with it
 
     def connection_lost(self, exc: Exception | None) -> None:
-        err = ConnectionClosed(f"connection to {self.peer[0]}:{self.peer[1]} closed"
-                               + (f": {exc}" if exc else ""))
+        peer = f"{self.peer[0]}:{self.peer[1]}"
+        err: ConnectionClosed
+        if self._failure is not None and self._head is not None:
+            # nothing it sent ever decoded: the peer does not speak the remoting protocol
+            err = NotRemoting(f"{peer} is not a RocketMQ server: it answered {_preview(self._head)}, "
+                              f"not a remoting frame ({self._failure})", self._head)
+        else:
+            why = exc or self._failure
+            err = ConnectionClosed(f"connection to {peer} closed" + (f": {why}" if why else ""))
         for fut in self._pending.values():
             if not fut.done():
                 fut.set_exception(err)

@@ -377,18 +377,27 @@ def update_namesrv_config(ctx: NamesrvContext, request: RemotingCommand,
         return response(request, None, ResponseCode.SYSTEM_ERROR, "string2Properties error")
     if any(k in ctx.config_black_list for k in changes):
         return response(request, None, ResponseCode.NO_PERMISSION, "Can not update config in black list.")
+    # Java's properties2Object swallows a value that does not parse (the old value stays, the
+    # answer says SUCCESS); here such an update is refused whole, saying why (docs/servers.md)
+    bad = []
+    for key, value in changes.items():
+        default = ctx.config.DEFAULTS.get(key)
+        if key not in ctx.config.values or default is None:
+            continue
+        if default in ("true", "false") and value.strip().lower() not in ("true", "false"):
+            bad.append(f"{key}: expected true or false, got {value!r}")
+        elif _INT_TEXT.fullmatch(default) and not _INT_TEXT.fullmatch(value.strip()):
+            bad.append(f"{key}: expected an integer, got {value!r}")
+    if bad:
+        return response(request, None, ResponseCode.SYSTEM_ERROR, "; ".join(bad) + "; nothing was changed")
     for key, value in changes.items():
         if key not in ctx.config.values:
             continue  # mergeIfExist: keys the configuration does not hold are ignored
-        default = ctx.config.DEFAULTS.get(key)
-        if default in ("true", "false"):
-            value = "true" if value.lower() == "true" else "false"  # Boolean.parseBoolean
-        elif default is not None and _INT_TEXT.fullmatch(default) and not _INT_TEXT.fullmatch(value):
-            log.warning("UPDATE_NAMESRV_CONFIG: %s=%r is not a number; kept %s", key, value,
-                        ctx.config.get(key))
-            continue  # properties2Object swallows the NumberFormatException: the old value stays
+        if ctx.config.DEFAULTS.get(key) in ("true", "false"):
+            value = value.strip().lower()
         try:
-            ctx.config.update({key: value}, source="UPDATE_NAMESRV_CONFIG")
+            ctx.config.update({key: value.strip() if _INT_TEXT.fullmatch(value.strip()) else value},
+                              source="UPDATE_NAMESRV_CONFIG")
         except ConfigError as exc:
             log.warning("UPDATE_NAMESRV_CONFIG: %s", exc)
             continue

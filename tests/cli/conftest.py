@@ -74,3 +74,24 @@ def patch_op(monkeypatch: pytest.MonkeyPatch) -> Callable[[str, str, Any], Recor
         return rec
 
     return patch
+
+
+@pytest.fixture(autouse=True)
+def _no_user_config(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The commands run in-process must not read the config file of whoever runs the tests."""
+    monkeypatch.delenv("MQCTL_CONFIG", raising=False)
+    monkeypatch.delenv("NAMESRV_ADDR", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("no-config")))
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A reference name server and two brokers in this process (see ``tests/cli/test_e2e.py``),
+    for the tests that run the real ``mqctl`` against them; one set per test module."""
+    pytest.importorskip("reference_broker.broker")
+    from .test_e2e import Servers
+
+    s = Servers(tmp_path_factory.mktemp("e2e"))
+    s.start()
+    yield s
+    s.stop()

@@ -26,7 +26,7 @@ SECRET = "s3cret-never-shown"
 def _no_ambient_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in ("MQCTL_ACCESS_KEY", "MQCTL_SECRET_KEY", "MQCTL_SECURITY_TOKEN"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("MQCTL_CONFIG", str(tmp_path / "none.yaml"))
+    monkeypatch.setenv("MQCTL_CONFIG", os.devnull)  # no config file
 
 
 def test_credentials_from_the_options_sign_the_client(invoke, patch_op):
@@ -134,7 +134,7 @@ def test_mqctl_signs_its_requests_to_a_broker_with_acl(tmp_path: Path) -> None:
             secretKey: "12345678"
             admin: true
         """))
-    env = {**os.environ, "HOME": str(tmp_path), "MQCTL_CONFIG": str(tmp_path / "none.yaml")}
+    env = {**os.environ, "HOME": str(tmp_path), "MQCTL_CONFIG": os.devnull}
     env.pop("MQCTL_ACCESS_KEY", None)
     env.pop("MQCTL_SECRET_KEY", None)
 

@@ -8,6 +8,7 @@ and checks what the command printed from fixed results, in table and JSON form.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -17,6 +18,7 @@ from wire.admin.cluster import BrokerRow, ClusterList, TimerProgress
 from wire.admin.consumer import (
     ClientConnection,
     ConnectionInfo,
+    ConsumerGroups,
     ConsumerProgress,
     GroupDeleteResult,
     GroupSummary,
@@ -25,7 +27,7 @@ from wire.admin.consumer import (
     Subscription,
 )
 from wire.admin.ha import HAClient, HASlave, HAStatus
-from wire.admin.message import ConsumeResult, MessageView, QueueRead, SendResult
+from wire.admin.message import ConsumeResult, MessageHits, MessageView, QueueRead, SendResult
 from wire.admin.namesrv import NamesrvConfig
 from wire.admin.topic import (
     Outcome,
@@ -82,7 +84,7 @@ def test_global_options_reach_the_client(invoke, patch_op):
 
 def test_namesrv_from_environment(invoke, patch_op, monkeypatch):
     monkeypatch.setenv("NAMESRV_ADDR", "10.9.9.9:9876")
-    monkeypatch.setenv("MQCTL_CONFIG", "/nonexistent/config.yaml")
+    monkeypatch.setenv("MQCTL_CONFIG", os.devnull)
     rec = patch_op("cluster", "cluster_list", ClusterList(()))
     assert invoke("cluster", "list").exit_code == 0
     assert rec.clients[0].namesrv_addrs == ["10.9.9.9:9876"]
@@ -161,13 +163,16 @@ def test_cluster_list_yaml(invoke, patch_op):
     assert yaml.safe_load(r.stdout)["brokers"][0]["addr"] == "10.0.0.1:10911"
 
 
-def test_cluster_list_warns_about_unreachable_broker(invoke, patch_op):
+def test_cluster_list_warns_about_unreachable_broker(main, patch_op):
+    """The partial-answer rule: the row stays with '-' figures, one warning line, exit 3."""
     patch_op("cluster", "cluster_list",
-             ClusterList((BrokerRow("C", "b", 0, "10.0.0.3:10911", error="cannot connect"),)))
-    r = invoke("cluster", "list")
-    assert r.exit_code == 0
-    assert "10.0.0.3:10911: no runtime info: cannot connect" in r.stderr
-    assert r.stdout.splitlines()[1].split()[4:] == ["-", "-", "-", "-", "-", "-"]
+             ClusterList((ROW_4X, BrokerRow("C", "b", 0, "10.0.0.3:10911", error="cannot connect",
+                                            unreachable=True))))
+    rc, out, err = main("cluster", "list")
+    assert rc == 3
+    assert err.splitlines() == ["warning: b 10.0.0.3:10911: no runtime info: cannot connect",
+                                "error: cluster list: 1 of 2 brokers failed (1 did not answer)"]
+    assert out.splitlines()[2].split()[4:] == ["-", "-", "-", "-", "-", "-"]
 
 
 def _local() -> LocalCluster:
@@ -276,9 +281,10 @@ def test_topic_create_update_arguments(invoke, patch_op, verb):
                "--has-unit-sub")
     assert r.exit_code == 0, r.output
     assert rec.kwargs == {"topic": "T", "cluster": "C1", "broker": None, "read_queues": 4, "write_queues": 2,
-                          "perm": 4, "order": True, "unit": True, "has_unit_sub": True}
+                          "perm": 4, "order": True, "unit": True, "has_unit_sub": True,
+                          "create": verb == "create"}
     assert r.stdout.splitlines() == [
-        "create topic to a:1 success.", "set orderConf. isOrder=true, orderConf=[broker-a:2]",
+        f"{verb} topic to a:1 success.", "set orderConf. isOrder=true, orderConf=[broker-a:2]",
         "TopicConfig [topicName=T, readQueueNums=4, writeQueueNums=2, perm=R--, topicFilterType=SINGLE_TAG, "
         "topicSysFlag=3, order=true]"]
 
@@ -298,8 +304,36 @@ def test_topic_create_partial_failure_exits_1(main, patch_op):
     rc, out, err = main("topic", "create", "T", "-c", "C")
     assert rc == 1
     assert "create topic to a:1 success." in out
-    assert err.splitlines()[-1] == ("error: topic update failed on 1 of 2: b:1: NO_PERMISSION(16) from b:1 to "
-                                    "UPDATE_AND_CREATE_TOPIC")
+    assert err.splitlines() == [
+        "warning: create topic to b:1 failed: NO_PERMISSION(16) from b:1 to UPDATE_AND_CREATE_TOPIC",
+        "error: topic create: 1 of 2 servers failed (1 answered an error)"]
+
+
+def test_topic_update_changes_only_what_is_given(invoke, patch_op):
+    """Issue 15 item 10: ``topic update T -p RW`` on a 4/4 topic must not send 8/8."""
+    cfg = TopicConfigView("T", 4, 4, 6, "SINGLE_TAG", 0, False)
+    rec = patch_op("topic", "topic_upsert", TopicWriteResult(cfg, (Outcome("a:1", True),), sent=(cfg,)))
+    r = invoke("topic", "update", "T", "-c", "C1", "-p", "RW")
+    assert r.exit_code == 0, r.output
+    assert rec.kwargs == {"topic": "T", "cluster": "C1", "broker": None, "read_queues": None, "write_queues": None,
+                          "perm": 6, "order": None, "unit": None, "has_unit_sub": None, "create": False}
+    assert "readQueueNums=4, writeQueueNums=4" in r.stdout
+    invoke("topic", "create", "T2", "-c", "C1")
+    assert rec.calls[-1]["read_queues"] == 8 and rec.calls[-1]["create"] is True
+
+
+def test_a_failed_write_prints_no_success_document(main, patch_op):
+    """Issue 15 item 19: no TopicConfig when no broker took it, and the error names the command."""
+    cfg = TopicConfigView("T", 8, 8, 6, "SINGLE_TAG", 0, False)
+    patch_op("topic", "topic_upsert", TopicWriteResult(cfg, (
+        Outcome("a:1", False, "SYSTEM_ERROR(1) from a:1 to UPDATE_AND_CREATE_TOPIC: nope"),), sent=(None,)))
+    rc, out, err = main("topic", "create", "T", "-c", "C")
+    assert rc == 1 and out == ""
+    assert err.splitlines()[-1] == "error: topic create: 1 of 1 servers failed (1 answered an error)"
+    rc, out, err = main("topic", "create", "bad topic!", "-c", "C")
+    assert rc == 2 and out == ""
+    assert err == ("error: topic name 'bad topic!' has characters brokers refuse (' !'); "
+                   "allowed: letters, digits and %|-_\n")
 
 
 def test_topic_create_unreachable_exits_3(main, patch_op):
@@ -376,15 +410,20 @@ def test_consumer_progress_inflight_column(invoke, patch_op):
 
 
 def test_consumer_progress_all_groups(invoke, patch_op, main):
-    rec = patch_op("consumer", "consumer_groups", (
+    rec = patch_op("consumer", "consumer_groups", ConsumerGroups((
         GroupSummary("G1", 2, "V4_9_8", "PUSH", "CLUSTERING", 3, 10),
-        GroupSummary("G2", 0, None, None, None, 0, 4, error="no route")))
+        GroupSummary("G2", 0, None, None, None, 0, 4, error="no route"),
+        GroupSummary("G3", None, None, None, None, 1, 0, error="no broker answered"))))
     r = invoke("consumer", "progress")
     assert rec.kwargs == {}
     assert [line.split() for line in r.stdout.splitlines()[1:]] == [
-        ["G1", "2", "V4_9_8", "PUSH", "CLUSTERING", "3", "10"], ["G2", "0", "OFFLINE", "0", "4"]]
+        ["G1", "2", "V4_9_8", "PUSH", "CLUSTERING", "3", "10"], ["G2", "0", "OFFLINE", "0", "4"],
+        ["G3", "-", "-", "1", "0"]]
     assert "G2: no route" in r.stderr
     assert main("consumer", "progress", "-t", "T")[0] == 2
+    rec.result = ConsumerGroups(rec.result.groups, (Outcome("b:1", False, "cannot connect", "broker-b", True),), 2)
+    rc, _out, err = main("consumer", "progress")
+    assert rc == 3 and "warning: broker-b b:1: cannot connect" in err
 
 
 def test_consumer_connection_and_producer(invoke, patch_op):
@@ -414,9 +453,15 @@ def test_consumer_group_commands(invoke, patch_op, main):
     assert r.exit_code == 0, r.output
     assert rec.kwargs == {"group": "G", "broker": "a:1", "cluster": None, "consume_enable": False,
                           "consume_from_min": True, "broadcast": True, "retry_queues": 2, "retry_max_times": 3,
-                          "broker_id": 1, "slow_broker_id": 2, "notify_ids_changed": False}
+                          "broker_id": 1, "slow_broker_id": 2, "notify_ids_changed": False, "create": True}
     assert r.stdout.splitlines() == ["create subscription group to a:1 success.",
                                      "SubscriptionGroupConfig [groupName=G, consumeEnable=true]"]
+    # issue 15 item 22: an update sends only what is given (the broker's config keeps the rest)
+    invoke("consumer", "group", "update", "-g", "G", "-c", "C", "--retry-max-times", "5")
+    assert rec.calls[-1] == {"group": "G", "broker": None, "cluster": "C", "consume_enable": None,
+                             "consume_from_min": None, "broadcast": None, "retry_queues": None,
+                             "retry_max_times": 5, "broker_id": None, "slow_broker_id": None,
+                             "notify_ids_changed": None, "create": False}
     rec = patch_op("consumer", "group_delete", GroupDeleteResult("G", (Outcome("a:1", True),),
                                                                  (Outcome("%RETRY%G", False, "gone"),)))
     r = invoke("consumer", "group", "delete", "-g", "G", "-c", "C", "--remove-offset")
@@ -494,11 +539,11 @@ def test_message_query_modes(invoke, patch_op, main):
     assert by_id.kwargs == {"msg_id": "7F00000100002A9F0000000000008870", "topic": None}
     assert "OffsetID:          7F00000100002A9F0000000000008870" in r.stdout
     assert "Body:              query me please" in r.stdout
-    by_key = patch_op("message", "message_by_key", (_msg(), _msg(queue_id=1)))
+    by_key = patch_op("message", "message_by_key", MessageHits((_msg(), _msg(queue_id=1))))
     r = invoke("message", "query", "-k", "qkey-7", "-t", "T", "--max-num", "5")
     assert by_key.kwargs == {"topic": "T", "key": "qkey-7", "max_num": 5}
     assert r.stdout.splitlines()[1].split()[:4] == ["C000020216C05FFD2B276E4D0ACC0000", "broker-a", "3", "0"]
-    uniq = patch_op("message", "message_by_unique_key", (_msg(body=b"\xff\x00", body_text=None),))
+    uniq = patch_op("message", "message_by_unique_key", MessageHits((_msg(body=b"\xff\x00", body_text=None),)))
     r = invoke("message", "query", "-u", "U", "-t", "T")
     assert uniq.kwargs == {"topic": "T", "key": "U"} and "Body:              ff00" in r.stdout
     off = patch_op("message", "message_by_offset", (_msg(),))
@@ -515,7 +560,7 @@ def test_message_consume(invoke, patch_op):
     result = ConsumeResult("T", (_msg(), _msg(queue_offset=1, body=b"\x01", body_text="\x01")),
                            (QueueRead("broker-a", 3, 0, 2, 0, 2),))
     rec = patch_op("message", "message_consume", result)
-    r = invoke("message", "consume", "-t", "T", "-b", "broker-a", "-q", "3", "-o", "0", "-n", "2", "-g", "G")
+    r = invoke("message", "consume", "-t", "T", "-b", "broker-a", "-q", "3", "-O", "0", "-c", "2", "-g", "G")
     assert rec.kwargs == {"topic": "T", "broker": "broker-a", "queue": 3, "offset": 0, "count": 2, "group": "G",
                           "sql": None}
     rows = [line.split() for line in r.stdout.splitlines()[1:]]
@@ -730,23 +775,26 @@ def test_watch_json_is_one_document_per_line(main, patch_op, monkeypatch):
     assert rc == 0 and len(docs) == 2 and docs[0]["queues"][0]["max_offset"] == 1
 
 
-@pytest.mark.parametrize("args", [
-    ("--timeout", "abc", "cluster", "list"),
-    ("topic", "create", "T", "-c", "C", "-r", "x"),
-    ("message", "consume", "-t", "T", "-n", "1.5"),
-    ("cluster", "list", "--watch", "soon"),
+@pytest.mark.parametrize("args, says", [
+    (("--timeout", "abc", "cluster", "list"), "--timeout: 'abc' is not a number of seconds"),
+    (("cluster", "list", "--timeout", "nan"), "--timeout: 'nan' is not a positive number of seconds"),
+    (("topic", "create", "T", "-c", "C", "-r", "x"), "is not a valid"),
+    (("message", "consume", "-t", "T", "-c", "1.5"), "is not a valid"),
+    (("message", "consume", "-t", "T", "-O", "-5"), "--offset: -5 is negative"),
+    (("cluster", "list", "--watch", "soon"), "is not a valid"),
 ])
-def test_values_that_do_not_convert_are_usage_errors(main, patch_op, args):
+def test_values_that_do_not_convert_are_usage_errors(main, patch_op, args, says):
     rec = patch_op("topic", "topic_upsert", None)
+    consume = patch_op("message", "message_consume", None)
     rc, out, err = main(*args)
-    assert rc == 2 and out == "" and "is not a valid" in err
-    assert rec.calls == []
+    assert rc == 2 and out == "" and says in err, err
+    assert rec.calls == [] and consume.calls == []
 
 
 def test_values_convert_to_the_declared_types(invoke, patch_op):
     rec = patch_op("message", "message_consume", ConsumeResult("T", (), ()))
-    assert invoke("message", "consume", "-t", "T", "-n", "007", "-o", "-1").exit_code == 0
-    assert rec.kwargs["count"] == 7 and rec.kwargs["offset"] == -1
+    assert invoke("message", "consume", "-t", "T", "-c", "007", "-O", "05").exit_code == 0
+    assert rec.kwargs["count"] == 7 and rec.kwargs["offset"] == 5
 
 
 @pytest.mark.parametrize("args, start", [

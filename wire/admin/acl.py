@@ -47,6 +47,8 @@ class AclVersion:
     #: every ACL file of the broker -> (counter, timestamp)
     files: dict[str, tuple[int, int]]
     error: str | None = None
+    #: the error is a connection failure or a timeout, not an answer
+    unreachable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,8 @@ class BrokerAclConfig:
     addr: str
     config: AclConfig | None
     error: str | None = None
+    #: the error is a connection failure or a timeout, not an answer
+    unreachable: bool = False
 
 
 def _check_perms(name: str, entries: Sequence[str]) -> None:
@@ -111,6 +115,12 @@ async def _to_masters(client: AdminClient, code: int, header: object, broker: st
     return tuple(outcome(a, r) for a, r in zip(addrs, results, strict=True))
 
 
+def _unreachable(exc: Exception) -> bool:
+    from ..aio import RemotingIOError
+
+    return isinstance(exc, RemotingIOError)
+
+
 def _version(text: str | None) -> tuple[int, int] | None:
     try:
         value = json.loads(text or "")
@@ -128,7 +138,7 @@ async def acl_versions(client: AdminClient, *, broker: str | None = None,
     out = []
     for addr, r in zip(addrs, results, strict=True):
         if isinstance(r, Exception):
-            out.append(AclVersion(addr, None, None, None, None, {}, str(r)))
+            out.append(AclVersion(addr, None, None, None, None, {}, str(r), _unreachable(r)))
             continue
         h = GetBrokerAclConfigResponseHeader.from_ext(r.ext_fields)
         main = _version(h.version)
@@ -154,7 +164,7 @@ async def acl_config(client: AdminClient, *, broker: str | None = None,
     out = []
     for addr, r in zip(addrs, results, strict=True):
         if isinstance(r, Exception):
-            out.append(BrokerAclConfig(addr, None, str(r)))
+            out.append(BrokerAclConfig(addr, None, str(r), _unreachable(r)))
         else:
             out.append(BrokerAclConfig(addr, AclConfig.decode(r.body or b"{}")))
     if broker is not None and out[0].error is not None:

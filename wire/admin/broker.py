@@ -13,9 +13,18 @@ from dataclasses import dataclass
 
 from ..codes import RequestCode
 from .client import AdminClient, gather_map
-from .common import MASTER_ID, Member, cluster_info, cluster_members, properties, runtime_table
-from .errors import BadRequest, NotFound
-from .topic import Outcome, outcome
+from .common import (
+    MASTER_ID,
+    Member,
+    Outcome,
+    check_taken,
+    cluster_info,
+    cluster_members,
+    outcome,
+    properties,
+    runtime_table,
+)
+from .errors import BadRequest, NotFound, NotTaken
 
 __all__ = ["BrokerTable", "broker_config_get", "broker_config_set", "broker_status", "targets"]
 
@@ -29,6 +38,8 @@ class BrokerTable:
     broker_id: int | None
     table: Mapping[str, str]
     error: str | None = None
+    #: the broker could not be reached or did not answer in time
+    unreachable: bool = False
 
 
 async def targets(client: AdminClient, *, broker: str | None, cluster: str | None,
@@ -46,16 +57,20 @@ async def targets(client: AdminClient, *, broker: str | None, cluster: str | Non
     return members
 
 
-def _tables(members: list[Member], results: list[object]) -> tuple[BrokerTable, ...]:
+def _tables(members: list[Member], results: list[object], *,
+            ordered: bool = False) -> tuple[BrokerTable, ...]:
+    """One table per member, keys sorted (``ordered``: in the order asked for)."""
+    from ..aio import RemotingIOError
+
     out = []
     for m, r in zip(members, results, strict=True):
         name = m.broker_name or None
         bid = m.broker_id if m.broker_id >= 0 else None
         if isinstance(r, Exception):
-            out.append(BrokerTable(m.addr, name, bid, {}, str(r)))
+            out.append(BrokerTable(m.addr, name, bid, {}, str(r), isinstance(r, RemotingIOError)))
         else:
             assert isinstance(r, dict)
-            out.append(BrokerTable(m.addr, name, bid, dict(sorted(r.items()))))
+            out.append(BrokerTable(m.addr, name, bid, dict(r.items() if ordered else sorted(r.items()))))
     return tuple(out)
 
 
@@ -83,9 +98,8 @@ async def broker_config_get(client: AdminClient, *, broker: str | None = None, c
     results = await gather_map([m.addr for m in members],
                                lambda a: properties(client, a, RequestCode.GET_BROKER_CONFIG))
     if keys:
-        results = [r if isinstance(r, Exception) else {k: v for k, v in r.items() if k in keys}
-                   for r in results]
-    tables = _tables(members, results)
+        results = [r if isinstance(r, Exception) else {k: r[k] for k in keys if k in r} for r in results]
+    tables = _tables(members, results, ordered=bool(keys))
     if broker is not None:
         _single(tables, results)
     return tables
@@ -102,5 +116,14 @@ async def broker_config_set(client: AdminClient, values: Mapping[str, str], *, b
     body = encode_properties(dict(values), escape=True)
     members = await targets(client, broker=broker, cluster=cluster, masters_only=True)
     addrs = [m.addr for m in members]
-    results = await gather_map(addrs, lambda a: client.call(a, RequestCode.UPDATE_BROKER_CONFIG, None, body))
+
+    async def one(addr: str) -> None:
+        await client.call(addr, RequestCode.UPDATE_BROKER_CONFIG, None, body)
+        # read back: a Java broker answers SUCCESS and keeps the old value when it cannot parse one
+        now = await properties(client, addr, RequestCode.GET_BROKER_CONFIG)
+        why = check_taken(dict(values), now, "broker")
+        if why is not None:
+            raise NotTaken(why)
+
+    results = await gather_map(addrs, one)
     return tuple(outcome(a, r) for a, r in zip(addrs, results, strict=True))

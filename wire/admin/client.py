@@ -67,6 +67,8 @@ class AdminClient:
         self.credentials = credentials
         self._pool = ConnectionPool(timeout=timeout, name="mqctl")
         self._preferred = 0
+        #: the name server that gave the last answer
+        self.last_namesrv: str | None = None
 
     async def __aenter__(self) -> AdminClient:
         return self
@@ -138,6 +140,7 @@ class AdminClient:
                 last = err
                 continue
             self._preferred = index
+            self.last_namesrv = addrs[index]
             if resp.code not in ok:
                 raise ServerError(resp.code, resp.remark, addr=addrs[index], request_code=code)
             return resp

@@ -44,16 +44,17 @@ class BrokerRow:
     broker_id: int
     addr: str
     version: str | None = None
+    #: ``None`` only where the broker did not answer (then every figure is ``None``)
     in_tps: float | None = None
-    send_queue_size: str | None = None
-    send_queue_wait_ms: str | None = None
+    send_queue_size: int | None = None
+    send_queue_wait_ms: int | None = None
     out_tps: float | None = None
-    pull_queue_size: str | None = None
-    pull_queue_wait_ms: str | None = None
+    pull_queue_size: int | None = None
+    pull_queue_wait_ms: int | None = None
     #: 5.1+ (POP consumption): the ack thread pool's queue, shown after the pull pool's
-    ack_queue_size: str | None = None
-    ack_queue_wait_ms: str | None = None
-    page_cache_lock_ms: str | None = None
+    ack_queue_size: int | None = None
+    ack_queue_wait_ms: int | None = None
+    page_cache_lock_ms: int | None = None
     earliest_message_timestamp: int | None = None
     hours: float | None = None
     commit_log_disk_ratio: float | None = None
@@ -67,6 +68,8 @@ class BrokerRow:
     out_total_today: int | None = None
     #: why the runtime table could not be read (the other figures are then ``None``)
     error: str | None = None
+    #: the broker could not be reached or did not answer in time (``error`` says which)
+    unreachable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +126,10 @@ def _timer(table: Mapping[str, str]) -> TimerProgress | None:
 def broker_row(member: Member, table: Mapping[str, str] | Exception, now_ms: int) -> BrokerRow:
     """The row for one broker from its runtime table (or the error that replaced it)."""
     if isinstance(table, Exception):
+        from ..aio import RemotingIOError
+
         return BrokerRow(member.cluster, member.broker_name, member.broker_id, member.addr,
-                         error=str(table))
+                         error=str(table), unreachable=isinstance(table, RemotingIOError))
     earliest = _int(table.get("earliestMessageTimeStamp"))
     hours = (now_ms - earliest) / 3_600_000 if earliest is not None and earliest > 0 else None
     active = table.get("brokerActive")
@@ -134,15 +139,15 @@ def broker_row(member: Member, table: Mapping[str, str] | Exception, now_ms: int
     return BrokerRow(
         member.cluster, member.broker_name, member.broker_id, member.addr,
         version=table.get("brokerVersionDesc"),
-        in_tps=_first_float(table.get("putTps")),
-        send_queue_size=table.get("sendThreadPoolQueueSize"),
-        send_queue_wait_ms=table.get("sendThreadPoolQueueHeadWaitTimeMills"),
-        out_tps=_first_float(out),
-        pull_queue_size=table.get("pullThreadPoolQueueSize"),
-        pull_queue_wait_ms=table.get("pullThreadPoolQueueHeadWaitTimeMills"),
-        ack_queue_size=table.get("ackThreadPoolQueueSize"),
-        ack_queue_wait_ms=table.get("ackThreadPoolQueueHeadWaitTimeMills"),
-        page_cache_lock_ms=table.get("pageCacheLockTimeMills"),
+        in_tps=_first_float(table.get("putTps")) or 0.0,
+        send_queue_size=_int(table.get("sendThreadPoolQueueSize")),
+        send_queue_wait_ms=_int(table.get("sendThreadPoolQueueHeadWaitTimeMills")),
+        out_tps=_first_float(out) or 0.0,
+        pull_queue_size=_int(table.get("pullThreadPoolQueueSize")),
+        pull_queue_wait_ms=_int(table.get("pullThreadPoolQueueHeadWaitTimeMills")),
+        ack_queue_size=_int(table.get("ackThreadPoolQueueSize")),
+        ack_queue_wait_ms=_int(table.get("ackThreadPoolQueueHeadWaitTimeMills")),
+        page_cache_lock_ms=_int(table.get("pageCacheLockTimeMills")),
         earliest_message_timestamp=earliest,
         hours=hours,
         commit_log_disk_ratio=_float(table.get("commitLogDiskRatio")),

@@ -16,18 +16,21 @@ from ..bodies import BrokerData, ClusterInfo, KVTable, PropertiesBody, TopicRout
 from ..codes import RequestCode, ResponseCode
 from ..topic import DLQ_GROUP_TOPIC_PREFIX, MASTER_ID, RETRY_GROUP_TOPIC_PREFIX
 from .client import AdminClient
-from .errors import NotFound
+from .errors import NotFound, ServerNotFound
 
 __all__ = [
     "DLQ_PREFIX",
     "MASTER_ID",
     "RETRY_PREFIX",
     "Member",
+    "Outcome",
     "broker_name_of",
     "cluster_info",
     "cluster_members",
+    "check_taken",
     "cluster_of_broker",
     "masters",
+    "outcome",
     "properties",
     "route",
     "route_or_none",
@@ -38,6 +41,30 @@ __all__ = [
 #: ``MixAll.RETRY_GROUP_TOPIC_PREFIX`` and ``DLQ_GROUP_TOPIC_PREFIX``, as this package names them
 RETRY_PREFIX = RETRY_GROUP_TOPIC_PREFIX
 DLQ_PREFIX = DLQ_GROUP_TOPIC_PREFIX
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one server did with one request that several servers were sent: ``ok``, or the error
+    text. The commands that ask several servers keep one per server that did not answer (their
+    ``failures``), and the writes one per server."""
+
+    target: str
+    ok: bool
+    error: str | None = None
+    #: what the server reported back, when it reports something (a count, an old value, a name)
+    detail: str | None = None
+    #: the failure was a connection failure or a timeout, not an answer
+    unreachable: bool = False
+
+
+def outcome(target: str, result: object, detail: str | None = None) -> Outcome:
+    """An :class:`Outcome` from a result or the exception that replaced it."""
+    if isinstance(result, Exception):
+        from ..aio import RemotingIOError
+
+        return Outcome(target, False, str(result), detail, unreachable=isinstance(result, RemotingIOError))
+    return Outcome(target, True, None, detail)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,21 +85,23 @@ async def cluster_info(client: AdminClient) -> ClusterInfo:
 
 async def route_or_none(client: AdminClient, topic: str) -> TopicRouteData | None:
     """GET_ROUTEINFO_BY_TOPIC (105); ``None`` when the name server answers TOPIC_NOT_EXIST."""
+    try:
+        return await route(client, topic)
+    except ServerNotFound:
+        return None
+
+
+async def route(client: AdminClient, topic: str) -> TopicRouteData:
+    """GET_ROUTEINFO_BY_TOPIC (105); :class:`ServerNotFound` (the name server's answer) when the
+    topic has no route."""
     from ..headers import GetRouteInfoRequestHeader
 
     resp = await client.namesrv(RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic=topic),
                                 ok=(ResponseCode.SUCCESS, ResponseCode.TOPIC_NOT_EXIST))
     if resp.code == ResponseCode.TOPIC_NOT_EXIST:
-        return None
+        raise ServerNotFound(resp.code, resp.remark, addr=client.last_namesrv or "the name server",
+                             request_code=RequestCode.GET_ROUTEINFO_BY_TOPIC)
     return TopicRouteData.decode(resp.body or b"{}")
-
-
-async def route(client: AdminClient, topic: str) -> TopicRouteData:
-    """GET_ROUTEINFO_BY_TOPIC (105); :class:`NotFound` when the topic has no route."""
-    found = await route_or_none(client, topic)
-    if found is None:
-        raise NotFound(f"topic {topic!r} has no route on the name server (TOPIC_NOT_EXIST)")
-    return found
 
 
 async def runtime_table(client: AdminClient, addr: str) -> dict[str, str]:
@@ -132,3 +161,26 @@ def broker_name_of(info: ClusterInfo | TopicRouteData, addr: str) -> tuple[str, 
             if a == addr and data.broker_name is not None:
                 return data.broker_name, bid
     return None
+
+
+def _same_value(sent: str, now: str) -> bool:
+    a, b = sent.strip(), now.strip()
+    if a.lower() in ("true", "false"):
+        return a.lower() == b.lower()
+    try:
+        return int(a) == int(b)
+    except ValueError:
+        return a == b
+
+
+def check_taken(sent: dict[str, str], now: dict[str, str], who: str) -> str | None:
+    """Why a configuration update did not take, from the configuration read back after it
+    (``None``: every value is there). A Java server answers SUCCESS to a value it cannot parse,
+    or to a key it does not have, and keeps what it had (``MixAll.properties2Object``)."""
+    problems = []
+    for key, value in sent.items():
+        if key not in now:
+            problems.append(f"{key} is not a key of the {who}'s configuration")
+        elif not _same_value(value, now[key]):
+            problems.append(f"{key}={value} was not taken (the {who} keeps {now[key]!r})")
+    return "; ".join(problems) or None

@@ -10,8 +10,10 @@ of its retry topic ``%RETRY%<group>``; the brokers are asked at once rather than
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
+from ..aio import ConnectError, RemotingIOError
 from ..bodies import (
     ConsumerConnection,
     ConsumeStats,
@@ -19,19 +21,31 @@ from ..bodies import (
     MessageQueue,
     OffsetWrapper,
     ProducerConnection,
+    SubscriptionGroupConfig,
     TopicList,
     TopicRouteData,
 )
 from ..codes import RequestCode, version_name
 from ..errors import WireError
 from .client import AdminClient, gather_map
-from .common import DLQ_PREFIX, RETRY_PREFIX, cluster_info, masters, route, route_or_none, select_addr
+from .common import (
+    DLQ_PREFIX,
+    RETRY_PREFIX,
+    Outcome,
+    cluster_info,
+    masters,
+    outcome,
+    route,
+    route_or_none,
+    select_addr,
+)
 from .errors import AdminError, BadRequest, NotFound
-from .topic import Outcome, outcome, topic_delete
+from .topic import topic_delete
 
 __all__ = [
     "ClientConnection",
     "ConnectionInfo",
+    "ConsumerGroups",
     "ConsumerProgress",
     "GroupDeleteResult",
     "GroupSummary",
@@ -73,6 +87,10 @@ class ConsumerProgress:
     queues: tuple[QueueProgress, ...]
     consume_tps: float
     diff_total: int
+    #: the brokers of the group that did not answer (``detail``: the broker name), and how many
+    #: were asked
+    failures: tuple[Outcome, ...] = ()
+    brokers_asked: int = 0
 
 
 def build_consumer_progress(group: str, stats: list[ConsumeStats]) -> ConsumerProgress:
@@ -98,33 +116,43 @@ async def _group_route(client: AdminClient, group: str) -> TopicRouteData:
     return r
 
 
-async def _consume_stats(client: AdminClient, group: str, topic: str | None) -> list[ConsumeStats]:
-    r = await _group_route(client, group)
-    addrs = [a for a in (select_addr(bd) for bd in r.broker_datas) if a is not None]
+def _brokers(r: TopicRouteData) -> list[tuple[str, str]]:
+    """(broker name, address to ask) of every broker of a route."""
+    return [(bd.broker_name or "", a) for bd, a in ((bd, select_addr(bd)) for bd in r.broker_datas)
+            if a is not None]
+
+
+async def _consume_stats(client: AdminClient, group: str, topic: str | None
+                         ) -> tuple[list[ConsumeStats], list[Outcome], int]:
+    """The ConsumeStats of every broker of the group that answered, the outcomes of those that
+    did not, and how many were asked. Each waits ``--timeout``, as every other request (mqadmin's
+    examineConsumeStats waits three times its timeout)."""
+    brokers = _brokers(await _group_route(client, group))
     from ..headers import GetConsumeStatsRequestHeader
 
     ext = GetConsumeStatsRequestHeader(consumer_group=group, topic=topic)
 
     async def one(addr: str) -> ConsumeStats:
-        # mirrors examineConsumeStats: three times the usual timeout for this request
-        resp = await client.call(addr, RequestCode.GET_CONSUME_STATS, ext, timeout=client.timeout * 3)
+        resp = await client.call(addr, RequestCode.GET_CONSUME_STATS, ext)
         return ConsumeStats.decode(resp.body or b"{}")
 
-    results = await gather_map(addrs, one)
-    for res in results:
-        if isinstance(res, Exception):
-            raise res
-    return results
+    results = await gather_map([a for _n, a in brokers], one)
+    stats = [r for r in results if isinstance(r, ConsumeStats)]
+    failures = [outcome(a, r, n) for (n, a), r in zip(brokers, results, strict=True)
+                if isinstance(r, Exception)]
+    return stats, failures, len(brokers)
 
 
 async def consumer_progress(client: AdminClient, group: str, *, topic: str | None = None) -> ConsumerProgress:
-    """A group's progress on every queue it consumes (mqadmin consumerProgress -g)."""
-    progress = build_consumer_progress(group, await _consume_stats(client, group, topic))
-    if not progress.queues:
+    """A group's progress on every queue it consumes (mqadmin consumerProgress -g); the brokers
+    that do not answer are in ``failures``."""
+    stats, failures, asked = await _consume_stats(client, group, topic)
+    progress = build_consumer_progress(group, stats)
+    if not progress.queues and not failures:
         # mirrors examineConsumeStats: CONSUMER_NOT_ONLINE "... offset table is empty"
         raise NotFound(f"no consume stats for group {group!r}: "
                        "it has consumed nothing yet, or does not exist")
-    return progress
+    return replace(progress, failures=tuple(failures), brokers_asked=asked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +160,8 @@ class GroupSummary:
     """One row of mqadmin ``consumerProgress`` without ``-g``."""
 
     group: str
-    #: online consumers
-    count: int
+    #: online consumers (``None``: no broker of the group answered the connection list)
+    count: int | None
     #: the lowest client version among them (``computeMinVersion``)
     version: str | None
     consume_type: str | None
@@ -153,8 +181,12 @@ def build_group_summary(group: str, stats: ConsumeStats | list[ConsumeStats] | E
     elif stats is not None:
         progress = build_consumer_progress(group, stats if isinstance(stats, list) else [stats])
         tps, diff = int(progress.consume_tps), progress.diff_total
-    count, version, ctype, model = 0, None, None, None
-    if isinstance(conn, ConsumerConnection):
+    count: int | None = 0
+    version, ctype, model = None, None, None
+    if isinstance(conn, Exception):
+        count = None
+        errors.append(str(conn))
+    elif isinstance(conn, ConsumerConnection):
         count = len(conn.connection_set)
         if count:
             version = version_name(min(c.version for c in conn.connection_set))
@@ -165,27 +197,45 @@ def build_group_summary(group: str, stats: ConsumeStats | list[ConsumeStats] | E
     return GroupSummary(group, count, version, ctype, model, tps, diff, "; ".join(errors) or None)
 
 
-async def consumer_groups(client: AdminClient) -> tuple[GroupSummary, ...]:
+@dataclass(frozen=True, slots=True)
+class ConsumerGroups:
+    """mqadmin ``consumerProgress`` without ``-g``: one summary per group, and the brokers that
+    did not answer (one outcome each, whatever the number of groups they hold)."""
+
+    groups: tuple[GroupSummary, ...]
+    failures: tuple[Outcome, ...] = ()
+    brokers_asked: int = 0
+
+
+async def consumer_groups(client: AdminClient) -> ConsumerGroups:
     """Every group that has a retry topic, with its consumers and backlog (mqadmin
-    consumerProgress without -g: the groups come from the ``%RETRY%`` topics)."""
+    consumerProgress without -g: the groups come from the ``%RETRY%`` topics). The consume stats
+    of a group are those of its brokers that answered; its connections come from the first of
+    its brokers that answers (a silent broker does not make a live group look OFFLINE)."""
     resp = await client.namesrv(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
     topics = TopicList.decode(resp.body or b"{}").topic_list
     groups = sorted({t[len(RETRY_PREFIX):] for t in topics if t.startswith(RETRY_PREFIX)})
+    silent: dict[str, Outcome] = {}
+    asked: set[str] = set()
 
     async def one(group: str) -> GroupSummary:
         stats: list[ConsumeStats] | Exception
         conn: ConsumerConnection | Exception
         try:
-            stats = await _consume_stats(client, group, None)
+            got, failed, _n = await _consume_stats(client, group, None)
+            stats = got
+            for f in failed:
+                silent.setdefault(f.target, f)
         except (WireError, AdminError) as err:  # shown in the row, as mqadmin logs and carries on
             stats = err
         try:
-            conn = await _connection(client, group, None)
+            conn = await _connection(client, group, None, silent, asked)
         except (WireError, AdminError) as err:
             conn = err
         return build_group_summary(group, stats, conn)
 
-    return tuple(await gather_map(groups, one))
+    summaries = tuple(await gather_map(groups, one))
+    return ConsumerGroups(summaries, tuple(silent.values()), len(asked | set(silent)))
 
 
 # ---------------------------------------------------------------------- connections
@@ -233,18 +283,37 @@ def connection_info(group: str, body: ConsumerConnection | ProducerConnection) -
                           _name(body.consume_from_where))
 
 
-async def _connection(client: AdminClient, group: str, broker: str | None) -> ConsumerConnection:
-    if broker is None:
-        r = await _group_route(client, group)
-        addrs = [a for a in (select_addr(bd) for bd in r.broker_datas) if a is not None]
-        if not addrs:
-            raise NotFound(f"group {group!r}: its retry topic has no broker")
-        broker = addrs[0]
+async def _connection(client: AdminClient, group: str, broker: str | None,
+                      silent: dict[str, Outcome] | None = None,
+                      asked: set[str] | None = None) -> ConsumerConnection:
+    """GET_CONSUMER_CONNECTION_LIST (203) to ``broker``, or to the brokers of the group's retry
+    topic in turn until one answers (every broker of the group knows its consumers)."""
     from ..headers import GetConsumerConnectionListRequestHeader
 
-    resp = await client.call(broker, RequestCode.GET_CONSUMER_CONNECTION_LIST,
-                             GetConsumerConnectionListRequestHeader(consumer_group=group))
-    return ConsumerConnection.decode(resp.body or b"{}")
+    ext = GetConsumerConnectionListRequestHeader(consumer_group=group)
+    if broker is not None:
+        resp = await client.call(broker, RequestCode.GET_CONSUMER_CONNECTION_LIST, ext)
+        return ConsumerConnection.decode(resp.body or b"{}")
+    brokers = _brokers(await _group_route(client, group))
+    if not brokers:
+        raise NotFound(f"group {group!r}: its retry topic has no broker")
+    silent = {} if silent is None else silent
+    last: Exception | None = None
+    for name, addr in brokers:
+        if addr in silent:
+            continue
+        if asked is not None:
+            asked.add(addr)
+        try:
+            resp = await client.call(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, ext)
+        except RemotingIOError as err:
+            silent[addr] = outcome(addr, err, name)
+            last = err
+            continue
+        return ConsumerConnection.decode(resp.body or b"{}")
+    if last is None:
+        last = ConnectError(f"no broker of group {group!r} answered: " + ", ".join(silent))
+    raise last
 
 
 async def consumer_connection(client: AdminClient, group: str, *,
@@ -257,19 +326,27 @@ async def consumer_connection(client: AdminClient, group: str, *,
 
 
 async def producer_connection(client: AdminClient, group: str, topic: str) -> ConnectionInfo:
-    """GET_PRODUCER_CONNECTION_LIST (204) to a broker of ``topic`` (mqadmin producerConnection)."""
+    """GET_PRODUCER_CONNECTION_LIST (204) to a broker of ``topic`` (mqadmin producerConnection),
+    the next one when a broker does not answer."""
     r = await route(client, topic)
-    addrs = [a for a in (select_addr(bd) for bd in r.broker_datas) if a is not None]
+    addrs = [a for _n, a in _brokers(r)]
     if not addrs:
         raise NotFound(f"topic {topic!r} has no broker")
     from ..headers import GetProducerConnectionListRequestHeader
 
-    resp = await client.call(addrs[0], RequestCode.GET_PRODUCER_CONNECTION_LIST,
-                             GetProducerConnectionListRequestHeader(producer_group=group))
-    info = connection_info(group, ProducerConnection.decode(resp.body or b"{}"))
-    if not info.connections:
-        raise NotFound(f"producer group {group!r} has no connection to {addrs[0]}")
-    return info
+    ext = GetProducerConnectionListRequestHeader(producer_group=group)
+    for i, addr in enumerate(addrs):
+        try:
+            resp = await client.call(addr, RequestCode.GET_PRODUCER_CONNECTION_LIST, ext)
+        except RemotingIOError:
+            if i == len(addrs) - 1:
+                raise
+            continue
+        info = connection_info(group, ProducerConnection.decode(resp.body or b"{}"))
+        if not info.connections:
+            raise NotFound(f"producer group {group!r} has no connection to {addr}")
+        return info
+    raise AssertionError("unreachable")
 
 
 # ---------------------------------------------------------------------- subscription groups
@@ -292,30 +369,59 @@ async def _targets(client: AdminClient, broker: str | None, cluster: str | None)
     return found
 
 
-async def group_upsert(client: AdminClient, group: str, *, broker: str | None = None,
-                       cluster: str | None = None, consume_enable: bool = True,
-                       consume_from_min: bool = False, broadcast: bool = False, retry_queues: int = 1,
-                       retry_max_times: int = 16, broker_id: int = 0, slow_broker_id: int = 1,
-                       notify_ids_changed: bool = True) -> GroupWriteResult:
-    """UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200) with a SubscriptionGroupConfig body, to the
-    broker or to every master of the cluster. The defaults are mqadmin updateSubGroup's (which
-    turns consumeFromMinEnable and consumeBroadcastEnable off)."""
-    from ..bodies import SubscriptionGroupConfig
+async def group_config(client: AdminClient, addr: str, group: str) -> SubscriptionGroupConfig | None:
+    """The broker's own SubscriptionGroupConfig of ``group`` (GET_ALL_SUBSCRIPTIONGROUP_CONFIG 201)."""
+    from ..bodies import SubscriptionGroupWrapper
 
-    cfg = SubscriptionGroupConfig(
-        group_name=group, consume_enable=consume_enable, consume_from_min_enable=consume_from_min,
-        consume_broadcast_enable=broadcast, retry_queue_nums=retry_queues, retry_max_times=retry_max_times,
-        broker_id=broker_id, which_broker_when_consume_slowly=slow_broker_id,
-        notify_consumer_ids_changed_enable=notify_ids_changed)
-    body = cfg.encode()
+    resp = await client.call(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+    return SubscriptionGroupWrapper.decode(resp.body or b"{}").subscription_group_table.get(group)
+
+
+async def group_upsert(client: AdminClient, group: str, *, broker: str | None = None,
+                       cluster: str | None = None, consume_enable: bool | None = None,
+                       consume_from_min: bool | None = None, broadcast: bool | None = None,
+                       retry_queues: int | None = None, retry_max_times: int | None = None,
+                       broker_id: int | None = None, slow_broker_id: int | None = None,
+                       notify_ids_changed: bool | None = None, create: bool = True) -> GroupWriteResult:
+    """UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200) with a SubscriptionGroupConfig body, to the
+    broker or to every master of the cluster.
+
+    ``create``: what is not given takes mqadmin updateSubGroup's defaults (consume enabled, from
+    min and broadcast off, 1 retry queue, 16 retries, broker 0, slow broker 1, notify on). An
+    update (``create=False``) changes only what is given: each broker's own config
+    (GET_ALL_SUBSCRIPTIONGROUP_CONFIG 201) supplies the rest, 5.x fields included, and a broker
+    that does not have the group is not sent anything."""
+    given = {"consume_enable": consume_enable, "consume_from_min_enable": consume_from_min,
+             "consume_broadcast_enable": broadcast, "retry_queue_nums": retry_queues,
+             "retry_max_times": retry_max_times, "broker_id": broker_id,
+             "which_broker_when_consume_slowly": slow_broker_id,
+             "notify_consumer_ids_changed_enable": notify_ids_changed}
+    changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    base = SubscriptionGroupConfig(group_name=group, consume_from_min_enable=False,
+                                   consume_broadcast_enable=False)
     addrs = await _targets(client, broker, cluster)
-    results = await gather_map(
-        addrs, lambda a: client.call(a, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, None, body))
-    view = {"groupName": group, "consumeEnable": consume_enable, "consumeFromMinEnable": consume_from_min,
-            "consumeBroadcastEnable": broadcast, "retryQueueNums": retry_queues,
-            "retryMaxTimes": retry_max_times, "brokerId": broker_id,
-            "whichBrokerWhenConsumeSlowly": slow_broker_id,
-            "notifyConsumerIdsChangedEnable": notify_ids_changed}
+
+    async def one(addr: str) -> SubscriptionGroupConfig:
+        old = base
+        if not create:
+            found = await group_config(client, addr, group)
+            if found is None:
+                raise NotFound(f"the subscription group {group!r} is not on {addr}; "
+                               "create it with 'consumer group create'")
+            old = found
+        cfg = replace(old, **changes)
+        await client.call(addr, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, None, cfg.encode())
+        return cfg
+
+    results = await gather_map(addrs, one)
+    first = next((r for r in results if isinstance(r, SubscriptionGroupConfig)), replace(base, **changes))
+    view: dict[str, object] = {
+        "groupName": group, "consumeEnable": first.consume_enable,
+        "consumeFromMinEnable": first.consume_from_min_enable,
+        "consumeBroadcastEnable": first.consume_broadcast_enable, "retryQueueNums": first.retry_queue_nums,
+        "retryMaxTimes": first.retry_max_times, "brokerId": first.broker_id,
+        "whichBrokerWhenConsumeSlowly": first.which_broker_when_consume_slowly,
+        "notifyConsumerIdsChangedEnable": first.notify_consumer_ids_changed_enable}
     return GroupWriteResult(view, tuple(outcome(a, r) for a, r in zip(addrs, results, strict=True)))
 
 

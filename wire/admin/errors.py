@@ -7,7 +7,7 @@ through unchanged; decoding failures are :class:`wire.DecodeError`.
 
 from __future__ import annotations
 
-__all__ = ["AdminError", "BadRequest", "NotFound", "ServerError"]
+__all__ = ["AdminError", "BadRequest", "NotFound", "NotTaken", "ServerError", "ServerNotFound"]
 
 
 class AdminError(Exception):
@@ -44,3 +44,12 @@ class NotFound(AdminError):
 
 class BadRequest(AdminError):
     """The arguments cannot make a valid request (a malformed message id, an unknown perm)."""
+
+
+class ServerNotFound(ServerError, NotFound):
+    """A server answered that what was asked for does not exist (TOPIC_NOT_EXIST, ...): the
+    server's own answer, with its address and the request, as :class:`ServerError` says it."""
+
+
+class NotTaken(AdminError):
+    """A server answered SUCCESS to a change, but reading it back shows the change did not take."""

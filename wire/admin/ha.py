@@ -102,6 +102,8 @@ class HAStatus:
     #: the request the figures come from: GET_BROKER_HA_STATUS, or GET_BROKER_RUNTIME_INFO for a
     #: 4.x broker (offsets compared across its broker name)
     source: str = SOURCE_HA
+    #: the broker could not be reached or did not answer in time
+    unreachable: bool = False
 
 
 def build_ha_status(addr: str, info: HARuntimeInfo, broker_name: str | None = None,
@@ -167,7 +169,7 @@ async def ha_status(client: AdminClient, *, broker: str | None = None,
         else:
             if broker is not None:
                 raise r
-            out.append(HAStatus(m.addr, name, bid, error=str(r)))
+            out.append(HAStatus(m.addr, name, bid, error=str(r), unreachable=isinstance(r, RemotingIOError)))
     if any(not s.supported for s in out):
         out = await _from_runtime_info(client, out, members if cluster is not None else None)
     return tuple(out)

@@ -33,15 +33,17 @@ from ..message import (
 )
 from ..topic import is_readable, is_writeable
 from .client import AdminClient, gather_map
-from .common import MASTER_ID, broker_name_of, cluster_info, route, route_or_none
+from .common import MASTER_ID, Outcome, broker_name_of, cluster_info, outcome, route, route_or_none
 from .errors import AdminError, BadRequest, NotFound, ServerError
-from .topic import DEFAULT_TOPIC
+from .topic import DEFAULT_TOPIC, check_topic_name
 
 __all__ = [
     "ConsumeResult",
+    "MessageHits",
     "MessageView",
     "QueueRead",
     "SendResult",
+    "check_topic_name",
     "message_by_id",
     "message_by_key",
     "message_by_offset",
@@ -177,6 +179,10 @@ async def message_send(client: AdminClient, topic: str, body: bytes, *, tags: st
 
     if queue is not None and broker is None:
         raise BadRequest("a queue id needs the broker name too")
+    # mirrors Validators.checkMessage: no empty body, no topic a broker would refuse
+    check_topic_name(topic)
+    if not body:
+        raise BadRequest("the message body is empty")
     if compression is not None:
         body, bits = compress_body(body, compress_level, compression)
         sys_flag |= bits
@@ -229,6 +235,13 @@ async def message_send(client: AdminClient, topic: str, body: bytes, *, tags: st
 # ---------------------------------------------------------------------- lookups
 
 
+def _found(hits: MessageHits, key: str) -> tuple[MessageView, ...]:
+    if hits.messages:
+        return hits.messages
+    silent = ", ".join(f"{f.detail} ({f.error})" for f in hits.failures)
+    raise NotFound(f"no message with unique key {key!r} on the brokers that answered; not asked: {silent}")
+
+
 async def message_by_id(client: AdminClient, msg_id: str, *,
                         topic: str | None = None) -> tuple[MessageView, ...]:
     """VIEW_MESSAGE_BY_ID (33) at the store host and commit-log offset an offset message id
@@ -244,7 +257,7 @@ async def message_by_id(client: AdminClient, msg_id: str, *,
         if topic is None:
             raise BadRequest(f"{msg_id!r} is not an offset message id ({err}); "
                              "give the topic to look it up as a unique key") from None
-        return await message_by_unique_key(client, topic, msg_id)
+        return _found(await message_by_unique_key(client, topic, msg_id), msg_id)
     addr = f"{decoded.host}:{decoded.port}"
     try:
         resp = await client.call(addr, RequestCode.VIEW_MESSAGE_BY_ID,
@@ -252,7 +265,7 @@ async def message_by_id(client: AdminClient, msg_id: str, *,
     except (WireError, ServerError):
         if topic is None:
             raise
-        return await message_by_unique_key(client, topic, msg_id)
+        return _found(await message_by_unique_key(client, topic, msg_id), msg_id)
     try:
         found = broker_name_of(await cluster_info(client), addr)
     except (WireError, AdminError):
@@ -260,8 +273,17 @@ async def message_by_id(client: AdminClient, msg_id: str, *,
     return (view(decode_stored_message(resp.body or b""), found[0] if found else None),)
 
 
+@dataclass(frozen=True, slots=True)
+class MessageHits:
+    """The messages a key query found, and the brokers that did not answer it."""
+
+    messages: tuple[MessageView, ...]
+    failures: tuple[Outcome, ...] = ()
+    brokers_asked: int = 0
+
+
 async def _query(client: AdminClient, topic: str, key: str, *, unique: bool, max_num: int,
-                 begin: int, end: int) -> list[MessageView]:
+                 begin: int, end: int) -> MessageHits:
     r = await route(client, topic)
     masters = _masters(r)
     from ..headers import QueryMessageRequestHeader
@@ -272,39 +294,41 @@ async def _query(client: AdminClient, topic: str, key: str, *, unique: bool, max
     names = sorted(masters)
 
     async def one(name: str) -> list[MessageView]:
+        # each answer waits --timeout (mqadmin's queryMessage waits three times its timeout)
         resp = await client.call(masters[name], RequestCode.QUERY_MESSAGE, ext,
-                                 ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND),
-                                 timeout=client.timeout * 3)
+                                 ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND))
         if resp.code != ResponseCode.SUCCESS or not resp.body:
             return []
         return [view(m, name) for m in decode_messages(resp.body)]
 
     results = await gather_map(names, one)
     found: list[MessageView] = []
-    for res in results:
+    failures = []
+    for name, res in zip(names, results, strict=True):
         if isinstance(res, Exception):
-            raise res
+            failures.append(outcome(masters[name], res, name))
+            continue
         for m in res:
             # mirrors MQAdminImpl.queryMessage: the index matches hashes, so check the real value
             if (m.msg_id == key) if unique else (key in m.keys and m.topic == topic):
                 found.append(m)
     found.sort(key=lambda m: (m.store_timestamp, m.broker_name or "", m.commit_log_offset))
-    if not found:
+    if not found and not failures:
         what = "unique key" if unique else "key"
         raise NotFound(f"no message with {what} {key!r} in topic {topic!r}")
-    return found
+    return MessageHits(tuple(found), tuple(failures), len(names))
 
 
 async def message_by_key(client: AdminClient, topic: str, key: str, *, max_num: int = 64,
-                         begin: int = 0, end: int = LONG_MAX) -> tuple[MessageView, ...]:
+                         begin: int = 0, end: int = LONG_MAX) -> MessageHits:
     """QUERY_MESSAGE (12) by key on every broker of the topic (mqadmin queryMsgByKey)."""
-    return tuple(await _query(client, topic, key, unique=False, max_num=max_num, begin=begin, end=end))
+    return await _query(client, topic, key, unique=False, max_num=max_num, begin=begin, end=end)
 
 
 async def message_by_unique_key(client: AdminClient, topic: str, key: str, *, max_num: int = 32,
-                                begin: int = 0, end: int = LONG_MAX) -> tuple[MessageView, ...]:
+                                begin: int = 0, end: int = LONG_MAX) -> MessageHits:
     """QUERY_MESSAGE (12) with ``_UNIQUE_KEY_QUERY=true`` (mqadmin queryMsgByUniqueKey)."""
-    return tuple(await _query(client, topic, key, unique=True, max_num=max_num, begin=begin, end=end))
+    return await _query(client, topic, key, unique=True, max_num=max_num, begin=begin, end=end)
 
 
 async def _pull(client: AdminClient, addr: str, topic: str, queue_id: int, offset: int, n: int,
@@ -340,6 +364,12 @@ async def message_by_offset(client: AdminClient, topic: str, broker: str, queue:
     if broker not in masters:
         raise NotFound(f"topic {topic!r} has no master broker named {broker!r} (brokers: "
                        f"{', '.join(sorted(masters)) or 'none'})")
+    lo, hi = await _bounds(client, masters[broker], topic, queue)
+    if not lo <= offset < hi:
+        # a pull outside the queue makes the broker write an OFFSET_MOVED_EVENT message: a
+        # read-only command asks first, and leaves no trace
+        held = f"the queue holds offsets {lo} to {hi - 1}" if hi > lo else "the queue is empty"
+        raise NotFound(f"no message at {topic} {broker} queue {queue} offset {offset}: {held}")
     code, msgs, _, mx = await _pull(client, masters[broker], topic, queue, offset, 1, group, broker)
     if not msgs:
         raise NotFound(f"no message at {topic} {broker} queue {queue} offset {offset} "
@@ -366,6 +396,26 @@ class ConsumeResult:
     topic: str
     messages: tuple[MessageView, ...]
     queues: tuple[QueueRead, ...]
+    #: the brokers that did not answer (their queues were not read), of ``brokers_asked``
+    failures: tuple[Outcome, ...] = ()
+    brokers_asked: int = 0
+
+
+async def _bounds(client: AdminClient, addr: str, topic: str, queue_id: int) -> tuple[int, int]:
+    """GET_MIN_OFFSET (31) and GET_MAX_OFFSET (30) of one queue."""
+    from ..headers import (
+        GetMaxOffsetRequestHeader,
+        GetMaxOffsetResponseHeader,
+        GetMinOffsetRequestHeader,
+        GetMinOffsetResponseHeader,
+    )
+
+    lo = await client.call(addr, RequestCode.GET_MIN_OFFSET,
+                           GetMinOffsetRequestHeader(topic=topic, queue_id=queue_id))
+    hi = await client.call(addr, RequestCode.GET_MAX_OFFSET,
+                           GetMaxOffsetRequestHeader(topic=topic, queue_id=queue_id))
+    return (GetMinOffsetResponseHeader.from_ext(lo.ext_fields).offset,
+            GetMaxOffsetResponseHeader.from_ext(hi.ext_fields).offset)
 
 
 async def message_consume(client: AdminClient, topic: str, *, broker: str | None = None,
@@ -373,7 +423,12 @@ async def message_consume(client: AdminClient, topic: str, *, broker: str | None
                           group: str = TOOLS_CONSUMER, sql: str | None = None) -> ConsumeResult:
     """Read up to ``count`` messages of a topic, queue after queue (by broker name and queue id),
     each from ``offset`` or from its min offset, with a PULL_MESSAGE loop up to its max offset
-    (mqadmin printMsg / consumeMessage). Nothing is committed: the offsets of ``group`` stay.
+    (mqadmin printMsg / consumeMessage).
+
+    Nothing is written: the offsets of ``group`` stay, and no pull is made outside a queue's
+    offsets (an offset below a queue's min starts at its min; a queue whose max is at or below the
+    offset is not pulled), since such a pull makes the broker write an OFFSET_MOVED_EVENT message.
+    A broker that does not answer is in ``failures`` and its queues are passed over.
 
     With ``sql``, only messages the SQL92 selector matches are read: the selector is compiled
     here first (:mod:`wire.sql92`; a bad one is a :class:`BadRequest` with Java's message), each
@@ -382,6 +437,8 @@ async def message_consume(client: AdminClient, topic: str, *, broker: str | None
     selector with expressionType SQL92; the broker filters on the messages' properties."""
     if count <= 0:
         raise BadRequest("count must be positive")
+    if offset is not None and offset < 0:
+        raise BadRequest(f"offset {offset} is negative")
     if sql is not None:
         from ..sql92 import SelectorError, compile_selector
 
@@ -401,22 +458,6 @@ async def message_consume(client: AdminClient, topic: str, *, broker: str | None
         where = " ".join(x for x in (broker, None if queue is None else f"queue {queue}") if x)
         raise NotFound(f"topic {topic!r} has no readable queue" + (f" ({where})" if where else ""))
 
-    from ..headers import (
-        GetMaxOffsetRequestHeader,
-        GetMaxOffsetResponseHeader,
-        GetMinOffsetRequestHeader,
-        GetMinOffsetResponseHeader,
-    )
-
-    async def bounds(bq: tuple[str, int]) -> tuple[int, int]:
-        addr = masters[bq[0]]
-        lo = await client.call(addr, RequestCode.GET_MIN_OFFSET,
-                               GetMinOffsetRequestHeader(topic=topic, queue_id=bq[1]))
-        hi = await client.call(addr, RequestCode.GET_MAX_OFFSET,
-                               GetMaxOffsetRequestHeader(topic=topic, queue_id=bq[1]))
-        return (GetMinOffsetResponseHeader.from_ext(lo.ext_fields).offset,
-                GetMaxOffsetResponseHeader.from_ext(hi.ext_fields).offset)
-
     if sql is not None:
         from ..bodies import CheckClientRequestBody, SubscriptionData
 
@@ -424,21 +465,29 @@ async def message_consume(client: AdminClient, topic: str, *, broker: str | None
             topic=topic, sub_string=sql, sub_version=int(time.time() * 1000), expression_type="SQL92"))
         for bname in sorted({b for b, _ in queues}):
             await client.call(masters[bname], RequestCode.CHECK_CLIENT_CONFIG, None, check.encode())
-    ranges = await gather_map(queues, bounds)
-    for res in ranges:
-        if isinstance(res, Exception):
-            raise res
+    ranges = await gather_map(queues, lambda bq: _bounds(client, masters[bq[0]], topic, bq[1]))
+    silent: dict[str, Outcome] = {}
+    for (bname, _q), res in zip(queues, ranges, strict=True):
+        if isinstance(res, Exception) and bname not in silent:
+            silent[bname] = outcome(masters[bname], res, bname)
     messages: list[MessageView] = []
     reads: list[QueueRead] = []
-    for (bname, qid), (lo, hi) in zip(queues, ranges, strict=True):
-        start = lo if offset is None else offset
+    for (bname, qid), bounds in zip(queues, ranges, strict=True):
+        if isinstance(bounds, Exception) or bname in silent:
+            continue
+        lo, hi = bounds
+        start = lo if offset is None else max(lo, offset)
         pos = start
         moved = False
         while pos < hi and len(messages) < count:
-            code, msgs, nxt, mx = await _pull(client, masters[bname], topic, qid, pos,
-                                              min(32, count - len(messages)), group, bname, sql)
+            try:
+                code, msgs, nxt, mx = await _pull(client, masters[bname], topic, qid, pos,
+                                                  min(32, count - len(messages)), group, bname, sql)
+            except (WireError, AdminError) as err:
+                silent[bname] = outcome(masters[bname], err, bname)
+                break
             hi = max(hi, mx) if code == 0 else hi
-            if code == ResponseCode.PULL_OFFSET_MOVED and not moved and nxt != pos:
+            if code == ResponseCode.PULL_OFFSET_MOVED and not moved and lo <= nxt < hi and nxt != pos:
                 moved, pos = True, nxt
                 continue
             if code == ResponseCode.PULL_RETRY_IMMEDIATELY and nxt > pos:
@@ -453,4 +502,5 @@ async def message_consume(client: AdminClient, topic: str, *, broker: str | None
         reads.append(QueueRead(bname, qid, lo, hi, start, pos))
         if len(messages) >= count:
             break
-    return ConsumeResult(topic, tuple(messages), tuple(reads))
+    return ConsumeResult(topic, tuple(messages), tuple(reads), tuple(silent.values()),
+                         len({b for b, _q in queues}))

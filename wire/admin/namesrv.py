@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..aio import RemotingIOError
 from ..codes import RequestCode, ResponseCode
 from ..errors import WireError
 from ..remoting import RemotingCommand
 from .client import AdminClient
-from .errors import BadRequest, NotFound, ServerError
-from .topic import Outcome, outcome
+from .common import Outcome, check_taken, outcome
+from .errors import AdminError, BadRequest, NotFound, ServerError, ServerNotFound
 
 __all__ = [
     "NamesrvConfig",
@@ -36,6 +37,8 @@ class NamesrvConfig:
     addr: str
     table: Mapping[str, str]
     error: str | None = None
+    #: the name server could not be reached or did not answer in time
+    unreachable: bool = False
 
 
 async def namesrv_config_get(client: AdminClient, *, keys: tuple[str, ...] = ()) -> tuple[NamesrvConfig, ...]:
@@ -54,11 +57,12 @@ async def namesrv_config_get(client: AdminClient, *, keys: tuple[str, ...] = ())
         if err is not None:
             if len(answers) == 1:
                 raise err
-            out.append(NamesrvConfig(addr, {}, str(err)))
+            out.append(NamesrvConfig(addr, {}, str(err), isinstance(err, RemotingIOError)))
             continue
         assert not isinstance(resp, WireError)
         table = PropertiesBody.decode(resp.body or b"").table
-        out.append(NamesrvConfig(addr, {k: v for k, v in table.items() if not keys or k in keys}))
+        # the keys asked for, in the order asked for (mqadmin prints what it is given)
+        out.append(NamesrvConfig(addr, {k: table[k] for k in keys if k in table} if keys else dict(table)))
     return tuple(out)
 
 
@@ -82,9 +86,26 @@ async def namesrv_config_set(client: AdminClient, values: Mapping[str, str]) -> 
 
     if not values:
         raise BadRequest("nothing to set")
+    from ..bodies import PropertiesBody
+
     body = encode_properties(dict(values), escape=True)
-    return _outcomes(await client.each_namesrv(RequestCode.UPDATE_NAMESRV_CONFIG, None, body),
-                     RequestCode.UPDATE_NAMESRV_CONFIG)
+    outcomes = _outcomes(await client.each_namesrv(RequestCode.UPDATE_NAMESRV_CONFIG, None, body),
+                         RequestCode.UPDATE_NAMESRV_CONFIG)
+    # read back: a Java name server answers SUCCESS and keeps the old value when it cannot parse one
+    checked = []
+    for o in outcomes:
+        if o.ok:
+            try:
+                resp = await client.call(o.target, RequestCode.GET_NAMESRV_CONFIG)
+                now = dict(PropertiesBody.decode(resp.body or b"").table)
+                why = check_taken(dict(values), now, "name server")
+            except (WireError, AdminError) as err:
+                o = outcome(o.target, err)
+            else:
+                if why is not None:
+                    o = Outcome(o.target, False, why)
+        checked.append(o)
+    return tuple(checked)
 
 
 async def kv_get(client: AdminClient, namespace: str, key: str) -> str:
@@ -95,7 +116,10 @@ async def kv_get(client: AdminClient, namespace: str, key: str) -> str:
                                 GetKVConfigRequestHeader(namespace=namespace, key=key),
                                 ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND))
     value = GetKVConfigResponseHeader.from_ext(resp.ext_fields).value
-    if resp.code != ResponseCode.SUCCESS or value is None:
+    if resp.code != ResponseCode.SUCCESS:
+        raise ServerNotFound(resp.code, resp.remark, addr=client.last_namesrv or "the name server",
+                             request_code=RequestCode.GET_KV_CONFIG)
+    if value is None:
         raise NotFound(f"no KV config {namespace}/{key}")
     return value
 
@@ -109,7 +133,9 @@ async def kv_list(client: AdminClient, namespace: str) -> dict[str, str]:
                                 GetKVListByNamespaceRequestHeader(namespace=namespace),
                                 ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND))
     if resp.code != ResponseCode.SUCCESS:
-        return {}
+        # what was asked for does not exist: the name server's own answer, as docs/cli.md says
+        raise ServerNotFound(resp.code, resp.remark, addr=client.last_namesrv or "the name server",
+                             request_code=RequestCode.GET_KVLIST_BY_NAMESPACE)
     return dict(sorted(KVTable.decode(resp.body or b"{}").table.items()))
 
 

@@ -11,7 +11,8 @@ operations only: the read path stays light for a fast start.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 from ..bodies import (
     ClusterInfo,
@@ -23,20 +24,23 @@ from ..bodies import (
     TopicStatsTable,
 )
 from ..codes import RequestCode
-from ..topic import PERM_READ, PERM_WRITE, build_topic_sys_flag
+from ..errors import WireError
+from ..topic import PERM_READ, PERM_WRITE
 from .client import AdminClient, gather_map
 from .common import (
     DLQ_PREFIX,
     MASTER_ID,
     RETRY_PREFIX,
+    Outcome,
     cluster_info,
     cluster_of_broker,
     masters,
+    outcome,
     route,
     route_or_none,
     select_addr,
 )
-from .errors import BadRequest, NotFound
+from .errors import AdminError, BadRequest, NotFound
 
 __all__ = [
     "DEFAULT_TOPIC",
@@ -50,10 +54,12 @@ __all__ = [
     "TopicStatus",
     "TopicWriteResult",
     "build_topic_status",
+    "check_topic_name",
     "clusters_of_route",
     "outcome",
     "parse_perm",
     "topic_clusters",
+    "topic_config",
     "topic_delete",
     "topic_list",
     "topic_perm",
@@ -68,49 +74,33 @@ DEFAULT_TOPIC = "TBW102"
 ORDER_TOPIC_NAMESPACE = "ORDER_TOPIC_CONFIG"
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What one server said to one write: ``ok``, or the error text."""
-
-    target: str
-    ok: bool
-    error: str | None = None
-    #: what the server reported back, when it reports something (a count, an old value)
-    detail: str | None = None
-    #: the failure was a connection failure or a timeout, not an answer
-    unreachable: bool = False
-
-
-def outcome(target: str, result: object, detail: str | None = None) -> Outcome:
-    """An :class:`Outcome` from a result or the exception that replaced it."""
-    if isinstance(result, Exception):
-        from ..aio import RemotingIOError
-
-        return Outcome(target, False, str(result), unreachable=isinstance(result, RemotingIOError))
-    return Outcome(target, True, None, detail)
-
-
 # ---------------------------------------------------------------------- list
 
 
 @dataclass(frozen=True, slots=True)
 class TopicEntry:
     topic: str
-    #: with ``clusters=True``: the cluster of the topic's first broker, and who consumes it
+    #: with ``clusters=True``: the clusters of the topic's brokers (the first one, as mqadmin
+    #: shows), and who consumes it (``None``: no broker of the topic answered)
     cluster: str | None = None
-    groups: tuple[str, ...] = ()
+    groups: tuple[str, ...] | None = ()
 
 
 @dataclass(frozen=True, slots=True)
 class TopicListing:
     topics: tuple[TopicEntry, ...]
     detailed: bool = False
+    #: the brokers that did not answer (one per broker), of ``brokers_asked``
+    failures: tuple[Outcome, ...] = ()
+    brokers_asked: int = 0
 
 
 async def topic_list(client: AdminClient, *, clusters: bool = False) -> TopicListing:
     """GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206); with ``clusters``, also each topic's cluster
-    (105 and 106) and consumer groups (QUERY_TOPIC_CONSUME_BY_WHO 300), retry and dead-letter
-    topics left out as mqadmin ``topicList -c`` does."""
+    (105 and 106) and consumer groups (QUERY_TOPIC_CONSUME_BY_WHO 300, asked of the topic's
+    brokers in turn until one answers), retry and dead-letter topics left out as mqadmin
+    ``topicList -c`` does. A silent broker leaves the cluster column as it is (it comes from the
+    name server) and the groups of its topics are taken from another broker of the topic."""
     resp = await client.namesrv(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
     names = sorted(set(TopicList.decode(resp.body or b"{}").topic_list))
     if not clusters:
@@ -119,27 +109,38 @@ async def topic_list(client: AdminClient, *, clusters: bool = False) -> TopicLis
 
     info = await cluster_info(client)
     wanted = [t for t in names if not t.startswith((RETRY_PREFIX, DLQ_PREFIX))]
+    silent: dict[str, Outcome] = {}
+    asked: set[str] = set()
 
     async def one(topic: str) -> TopicEntry:
         r = await route(client, topic)
         cluster = None
-        groups: tuple[str, ...] = ()
-        if r.broker_datas:
-            first = r.broker_datas[0]
-            found = cluster_of_broker(info, first.broker_name or "")
-            cluster = found[0] if found else None
-            addr = select_addr(first)
-            if addr is not None:
+        for bd in r.broker_datas:
+            found = cluster_of_broker(info, bd.broker_name or "")
+            if found:
+                cluster = found[0]
+                break
+        groups: tuple[str, ...] | None = None if r.broker_datas else ()
+        for bd in r.broker_datas:
+            addr = select_addr(bd)
+            if addr is None or addr in silent:
+                continue
+            asked.add(addr)
+            try:
                 g = await client.call(addr, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO,
                                       QueryTopicConsumeByWhoRequestHeader(topic=topic))
-                groups = tuple(sorted(GroupList.decode(g.body or b"{}").group_list))
+            except (WireError, AdminError) as err:
+                silent.setdefault(addr, outcome(addr, err, bd.broker_name))
+                continue
+            groups = tuple(sorted(GroupList.decode(g.body or b"{}").group_list))
+            break
         return TopicEntry(topic, cluster, groups)
 
     results = await gather_map(wanted, one)
-    # mirrors TopicListSubCommand: a topic whose route or groups cannot be read is still listed
-    entries = tuple(r if isinstance(r, TopicEntry) else TopicEntry(t)
+    # mirrors TopicListSubCommand: a topic whose route cannot be read is still listed
+    entries = tuple(r if isinstance(r, TopicEntry) else TopicEntry(t, None, None)
                     for t, r in zip(wanted, results, strict=True))
-    return TopicListing(entries, detailed=True)
+    return TopicListing(entries, detailed=True, failures=tuple(silent.values()), brokers_asked=len(asked))
 
 
 # ---------------------------------------------------------------------- route and status
@@ -154,12 +155,15 @@ async def topic_route(client: AdminClient, topic: str) -> TopicRouteData:
 class QueueStatus:
     broker_name: str
     queue_id: int
-    min_offset: int
-    max_offset: int
-    last_update_timestamp: int
+    #: ``None`` (three of them) for a queue of a broker that did not answer
+    min_offset: int | None
+    max_offset: int | None
+    last_update_timestamp: int | None
 
     @property
-    def messages(self) -> int:
+    def messages(self) -> int | None:
+        if self.max_offset is None or self.min_offset is None:
+            return None
         return self.max_offset - self.min_offset
 
 
@@ -167,41 +171,50 @@ class QueueStatus:
 class TopicStatus:
     topic: str
     queues: tuple[QueueStatus, ...]
+    #: the brokers that did not answer (their queues are listed with ``None`` figures)
+    failures: tuple[Outcome, ...] = ()
 
 
-def build_topic_status(topic: str, tables: list[TopicStatsTable]) -> TopicStatus:
+def build_topic_status(topic: str, tables: list[TopicStatsTable],
+                       silent: Iterable[tuple[str, int]] = ()) -> TopicStatus:
     """Merge the brokers' TopicStatsTables, sorted as ``MessageQueue.compareTo`` (topic, broker
-    name, queue id)."""
+    name, queue id); ``silent`` lists (broker name, queue count) of brokers that did not answer."""
     merged: dict[MessageQueue, TopicOffset] = {}
     for t in tables:
         merged.update(t.offset_table)
-    mqs = sorted(merged, key=lambda mq: (mq.topic or "", mq.broker_name or "", mq.queue_id))
-    return TopicStatus(topic, tuple(
-        QueueStatus(mq.broker_name or "", mq.queue_id, merged[mq].min_offset, merged[mq].max_offset,
-                    merged[mq].last_update_timestamp) for mq in mqs))
+    rows = [QueueStatus(mq.broker_name or "", mq.queue_id, merged[mq].min_offset, merged[mq].max_offset,
+                        merged[mq].last_update_timestamp) for mq in merged]
+    rows += [QueueStatus(name, q, None, None, None) for name, n in silent for q in range(n)]
+    rows.sort(key=lambda q: (q.broker_name, q.queue_id))
+    return TopicStatus(topic, tuple(rows))
 
 
 async def topic_status(client: AdminClient, topic: str) -> TopicStatus:
-    """105, then GET_TOPIC_STATS_INFO (202) from every broker of the route at once."""
+    """105, then GET_TOPIC_STATS_INFO (202) from every broker of the route at once. A broker that
+    does not answer is in ``failures``, and its queues (as many as the route gives it) are
+    listed without figures."""
     from ..headers import GetTopicStatsInfoRequestHeader
 
     r = await route(client, topic)
-    addrs = [a for a in (select_addr(bd) for bd in r.broker_datas) if a is not None]
+    brokers = [(bd.broker_name or "", a) for bd, a in ((bd, select_addr(bd)) for bd in r.broker_datas)
+               if a is not None]
+    queue_nums = {q.broker_name or "": q.read_queue_nums for q in r.queue_datas}
 
     async def one(addr: str) -> TopicStatsTable:
         resp = await client.call(addr, RequestCode.GET_TOPIC_STATS_INFO,
                                  GetTopicStatsInfoRequestHeader(topic=topic))
         return TopicStatsTable.decode(resp.body or b"{}")
 
-    results = await gather_map(addrs, one)
-    for res in results:
-        if isinstance(res, Exception):
-            raise res
-    status = build_topic_status(topic, results)
-    if not status.queues:
+    results = await gather_map([a for _n, a in brokers], one)
+    tables = [t for t in results if isinstance(t, TopicStatsTable)]
+    failed = [(name, addr, res) for (name, addr), res in zip(brokers, results, strict=True)
+              if isinstance(res, Exception)]
+    status = build_topic_status(topic, tables, [(name, queue_nums.get(name, 0)) for name, _a, _r in failed])
+    failures = tuple(outcome(addr, res, name) for name, addr, res in failed)
+    if not status.queues and not failures:
         # mirrors examineTopicStats: "Not found the topic stats info"
         raise NotFound(f"no topic stats for {topic!r}")
-    return status
+    return TopicStatus(topic, status.queues, failures)
 
 
 # ---------------------------------------------------------------------- create / update
@@ -222,15 +235,35 @@ class TopicConfigView:
 
 @dataclass(frozen=True, slots=True)
 class TopicWriteResult:
+    #: the TopicConfig sent (for an update, the first broker's: each broker keeps what was not given)
     config: TopicConfigView
     brokers: tuple[Outcome, ...]
     #: the ORDER_TOPIC_CONFIG value put on the name servers for an ordered topic
     order_conf: str | None = None
     order_conf_outcome: Outcome | None = None
+    #: the TopicConfig sent to each broker, in the order of ``brokers`` (``None``: nothing sent)
+    sent: tuple[TopicConfigView | None, ...] = ()
 
 
 _RW = PERM_READ | PERM_WRITE
 _PERMS = {"R": PERM_READ, "W": PERM_WRITE, "RW": _RW, "WR": _RW}
+#: ``TopicValidator.TOPIC_MAX_LENGTH`` (4.9.x)
+TOPIC_MAX_LENGTH = 127
+_TOPIC_CHARS = frozenset("%|-_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+def check_topic_name(topic: str) -> None:
+    """``TopicValidator.validateTopic``: :class:`BadRequest` for a name every broker refuses
+    (blank, a character outside ``^[%|a-zA-Z0-9_-]+$``, longer than 127)."""
+    if not topic.strip():
+        raise BadRequest("the topic name is blank")
+    bad = sorted({c for c in topic if c not in _TOPIC_CHARS})
+    if bad:
+        raise BadRequest(f"topic name {topic!r} has characters brokers refuse ({''.join(bad)!r}); "
+                         "allowed: letters, digits and %|-_")
+    if len(topic) > TOPIC_MAX_LENGTH:
+        raise BadRequest(f"topic name is {len(topic)} characters long; "
+                         f"brokers take at most {TOPIC_MAX_LENGTH}")
 
 
 def parse_perm(text: str | int) -> int:
@@ -261,33 +294,87 @@ async def _create(client: AdminClient, addr: str, cfg: TopicConfigView) -> None:
     await client.call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, header)
 
 
+async def topic_config(client: AdminClient, addr: str, topic: str) -> TopicConfigView | None:
+    """The broker's own TopicConfig of ``topic`` (GET_ALL_TOPIC_CONFIG 21), or ``None``."""
+    from ..bodies import TopicConfigSerializeWrapper
+
+    resp = await client.call(addr, RequestCode.GET_ALL_TOPIC_CONFIG)
+    found = TopicConfigSerializeWrapper.decode(resp.body or b"{}").topic_config_table.get(topic)
+    if found is None:
+        return None
+    kind = found.topic_filter_type
+    return TopicConfigView(topic, found.read_queue_nums, found.write_queue_nums, found.perm,
+                           getattr(kind, "name", str(kind)), found.topic_sys_flag, bool(found.order))
+
+
+def _sys_flag(old: int, unit: bool | None, has_unit_sub: bool | None) -> int:
+    # mirrors TopicSysFlag: bit 0 unit, bit 1 has unit subscription
+    flag = old
+    if unit is not None:
+        flag = (flag | 1) if unit else (flag & ~1)
+    if has_unit_sub is not None:
+        flag = (flag | 2) if has_unit_sub else (flag & ~2)
+    return flag
+
+
 async def topic_upsert(client: AdminClient, topic: str, *, cluster: str | None = None,
-                       broker: str | None = None, read_queues: int = 8, write_queues: int = 8,
-                       perm: int = 6, order: bool = False, unit: bool = False,
-                       has_unit_sub: bool = False) -> TopicWriteResult:
+                       broker: str | None = None, read_queues: int | None = None,
+                       write_queues: int | None = None, perm: int | str | None = None,
+                       order: bool | None = None, unit: bool | None = None,
+                       has_unit_sub: bool | None = None, create: bool = True) -> TopicWriteResult:
     """UPDATE_AND_CREATE_TOPIC (17) to every master of ``cluster`` or to the ``broker`` address
-    (an upsert: RocketMQ has no separate create); an ordered topic also gets its
-    ORDER_TOPIC_CONFIG entry (PUT_KV_CONFIG 100) on the name servers, as mqadmin updateTopic."""
+    (RocketMQ has one upsert); an ordered topic also gets its ORDER_TOPIC_CONFIG entry
+    (PUT_KV_CONFIG 100) on the name servers, as mqadmin updateTopic.
+
+    ``create``: what is not given takes mqadmin updateTopic's defaults (8 read and 8 write
+    queues, perm 6, not ordered, no flags). An update (``create=False``) changes only what is
+    given: each broker's own TopicConfig (GET_ALL_TOPIC_CONFIG 21) supplies the rest, and a broker
+    that does not have the topic is not sent anything (its outcome says so)."""
     if (cluster is None) == (broker is None):
         raise BadRequest("give exactly one of a cluster or a broker address")
+    check_topic_name(topic)
     for name, n in (("read", read_queues), ("write", write_queues)):
-        if not 0 < n <= 1024:
+        if n is not None and not 0 < n <= 1024:
             raise BadRequest(f"{name} queue count {n} must be within 1..1024")
-    cfg = TopicConfigView(topic, read_queues, write_queues, parse_perm(perm), "SINGLE_TAG",
-                          build_topic_sys_flag(unit, has_unit_sub), order)
+    new_perm = None if perm is None else parse_perm(perm)
+    asked = TopicConfigView(topic, 8 if read_queues is None else read_queues,
+                            8 if write_queues is None else write_queues, 6 if new_perm is None else new_perm,
+                            "SINGLE_TAG", _sys_flag(0, unit, has_unit_sub), bool(order))
     info = await cluster_info(client) if cluster is not None or order else None
     addrs = _targets(masters(info, cluster), "the topic") if cluster is not None and info else [broker or ""]
-    results = await gather_map(addrs, lambda a: _create(client, a, cfg))
+
+    async def one(addr: str) -> TopicConfigView:
+        cfg = asked
+        if not create:
+            old = await topic_config(client, addr, topic)
+            if old is None:
+                raise NotFound(f"the topic {topic!r} is not on {addr}; create it with 'topic create'")
+            cfg = replace(old, read_queue_nums=old.read_queue_nums if read_queues is None else read_queues,
+                          write_queue_nums=old.write_queue_nums if write_queues is None else write_queues,
+                          perm=old.perm if new_perm is None else new_perm,
+                          topic_sys_flag=_sys_flag(old.topic_sys_flag, unit, has_unit_sub),
+                          order=old.order if order is None else order)
+        await _create(client, addr, cfg)
+        return cfg
+
+    results = await gather_map(addrs, one)
     outcomes = tuple(outcome(a, r) for a, r in zip(addrs, results, strict=True))
+    sent = tuple(r if isinstance(r, TopicConfigView) else None for r in results)
+    first = next((c for c in sent if c is not None), asked)
     if not order or not any(o.ok for o in outcomes):
-        return TopicWriteResult(cfg, outcomes)
+        return TopicWriteResult(first, outcomes, sent=sent)
     assert info is not None
     names = []
-    for a in addrs:
+    for a, o in zip(addrs, outcomes, strict=True):
         for bname, data in info.broker_addr_table.items():
-            if a in data.broker_addrs.values():
+            if o.ok and a in data.broker_addrs.values():
                 names.append(bname)
-    order_conf = ";".join(f"{n}:{write_queues}" for n in sorted(set(names)))
+    wq = {a: c.write_queue_nums for a, c in zip(addrs, sent, strict=True) if c is not None}
+
+    def queues(name: str) -> int:
+        return wq.get(info.broker_addr_table[name].broker_addrs.get(MASTER_ID, ""), first.write_queue_nums)
+
+    order_conf = ";".join(f"{n}:{queues(n)}" for n in sorted(set(names)))
     if broker is not None:
         order_conf = await _merge_order_conf(client, topic, order_conf)
     from ..headers import PutKVConfigRequestHeader
@@ -296,8 +383,9 @@ async def topic_upsert(client: AdminClient, topic: str, *, cluster: str | None =
         namespace=ORDER_TOPIC_NAMESPACE, key=topic, value=order_conf))
     failed = [f"{a}: {r}" if isinstance(r, Exception) else f"{a}: code {r.code} {r.remark or ''}"
               for a, r in done if isinstance(r, Exception) or r.code != 0]
-    kv = Outcome("namesrv", not failed, "; ".join(failed) or None)
-    return TopicWriteResult(cfg, outcomes, order_conf, kv)
+    kv = Outcome("namesrv", not failed, "; ".join(failed) or None,
+                 unreachable=bool(failed) and all(isinstance(r, Exception) for _a, r in done))
+    return TopicWriteResult(first, outcomes, order_conf, kv, sent)
 
 
 async def _merge_order_conf(client: AdminClient, topic: str, value: str) -> str:

@@ -17,8 +17,9 @@ QUERY_TOPIC_CONSUME_BY_WHO (300), GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305).
 Configuration: GET_BROKER_CONFIG (26: ``key=value`` lines, ext ``version`` = the configuration's
 DataVersion JSON) and UPDATE_BROKER_CONFIG (25: the whole configuration is then written to the
 broker's ``-c`` file, as ``Configuration.persist`` does; keys of ``configBlackList`` are refused with
-NO_PERMISSION; values that do not fit a key's type are ignored, as Java's reflective setter
-ignores them; a new ``brokerPermission`` is registered at once).
+NO_PERMISSION; an update with a value that does not fit its key's type is refused whole, where
+Java's reflective setter skips it and answers SUCCESS; a new ``brokerPermission`` is registered at
+once).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from wire.headers import (
 )
 
 from ...bodies import BodyDecoders, request_body
-from ...config import ConfigError
+from ...config import ConfigError, check_value
 from .. import constants as C
 from .common import BrokerHandler, validate_topic
 
@@ -197,12 +198,20 @@ def update_broker_config(broker: Broker, conn: RemotingConnection, req: Remoting
     black = {k.strip() for k in broker.config.get("configBlackList").split(";") if k.strip()}
     if any(k in black for k in props):
         return req.response(ResponseCode.NO_PERMISSION, "Can not update config in black list.")
-    log.info("updateBrokerConfig, new config: [%s] client: %s", props, conn.peer)
+    # Java's properties2Object skips a value that does not parse, and the answer says SUCCESS
+    # while the old value stays; here such an update is refused whole, and the answer says why
+    # (docs/servers.md, differences)
+    bad = []
     for key, value in props.items():
         try:
-            broker.config.update({key: value}, source="UPDATE_BROKER_CONFIG")
-        except ConfigError as exc:  # mirrors properties2Object: a value that does not parse is skipped
-            log.warning("updateBrokerConfig: %s", exc)
+            check_value(broker.config.DEFAULTS, key, value, "UPDATE_BROKER_CONFIG")
+        except ConfigError as exc:
+            bad.append(str(exc).removeprefix("UPDATE_BROKER_CONFIG: "))
+    if bad:
+        return req.response(ResponseCode.SYSTEM_ERROR, "; ".join(bad) + "; nothing was changed")
+    log.info("updateBrokerConfig, new config: [%s] client: %s", props, conn.peer)
+    for key, value in props.items():
+        broker.config.update({key: value}, source="UPDATE_BROKER_CONFIG")
     broker.config_version.next_version()
     try:
         broker.config.persist()  # Configuration.update persists the whole configuration
