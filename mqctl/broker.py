@@ -10,7 +10,15 @@ import typer
 
 from .errors import UsageError
 from .options import WatchOpt, check_addr
-from .serving import LogFileOpt, SetOpt, exposure_warning, listen_address, load_server_config, parse_sets
+from .serving import (
+    LogFileOpt,
+    SetOpt,
+    check_ports,
+    exposure_warning,
+    listen_address,
+    load_server_config,
+    parse_sets,
+)
 
 if TYPE_CHECKING:
     from reference_broker.broker import Broker
@@ -45,6 +53,8 @@ def start(
         # configuration to ~/store/config/broker.properties
         cfg.store_path = str(default_broker_config_path())
     host, port = listen_address(listen, cfg, advertised_key="brokerIP1")
+    check_ports(host, [(port, "the broker's port (listenPort)")]
+                + ([(port - 2, "the broker's VIP channel, listenPort - 2")] if port > 2 else []))
     warning = exposure_warning(host, cfg.bool("aclEnable"), ha_port=True)
     if warning:
         typer.echo(warning, err=True)

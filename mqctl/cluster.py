@@ -131,7 +131,9 @@ def up(
         "2m-2s-async: broker-a and broker-b (ASYNC_MASTER), each with a slave (broker-a-s, broker-b-s) "
         "replicating it; 2m-2s-sync: the same with SYNC_MASTERs (a send waits for the slave).")] = "single",
     dir_: DirOpt = None,
-    host: Annotated[str, typer.Option(help="Address every process listens on.")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(
+        help="Address every process listens on (0.0.0.0: every interface; the processes are then "
+        "registered and shown as 127.0.0.1).")] = "127.0.0.1",
     namesrv_port: Annotated[int, typer.Option(help="Name server port.")] = 9876,
     broker_port: Annotated[int, typer.Option(
         help="broker-a's port; each broker also takes port - 2 (VIP) and port + 1 (HA); broker-a-s is "
@@ -164,12 +166,18 @@ def down(
         help="Also delete what 'cluster up' made in the directory (configs, stores, logs); "
         "nothing else in it is touched.")] = False,
 ) -> None:
-    """Stop the local reference cluster (SIGTERM, then wait for every process to exit)."""
+    """Stop the local reference cluster (SIGTERM, then wait for every process to exit). Where no
+    cluster runs, it says so and exits 0."""
     from . import local
 
     result = local.cluster_down(local.cluster_dir(dir_), wait=wait, purge=purge)
     out = settings(ctx).output
-    _show(out, result, "stopped")
+    if result.processes:
+        _show(out, result, "stopped")
+    elif out.format != "table":
+        out.data(result)
+    else:
+        out.info(f"no cluster running in {result.dir}")
     p = result.purge
     if p is not None:
         what = f"deleted {_names(p.removed)} from {result.dir}" if p.removed else "nothing to delete"

@@ -186,27 +186,55 @@ def _broker_properties(b: BrokerPlan, cluster_name: str, host: str, port: int, n
     return "".join(f"{k}={v}\n" for k, v in values.items())
 
 
+#: the addresses a process listening on every interface is reached at (and registered as)
+WILDCARDS = frozenset({"0.0.0.0", "::", ""})
+
+
+def advertised_host(host: str) -> str:
+    """The address clients are given for processes listening on ``host``: ``host`` itself, or
+    127.0.0.1 when that is a wildcard (a broker must not register as 0.0.0.0)."""
+    return "127.0.0.1" if host in WILDCARDS else host
+
+
+def _port_role(offset: int) -> str:
+    """What the port ``offset`` from a process's own port is for (a broker's HA and VIP ports, the
+    controller embedded in a name server)."""
+    return {0: "port", 1: "HA port (listen port + 1)", -2: "VIP port (listen port - 2)",
+            CONTROLLER_PORT_OFFSET: f"controller port (name server port + {CONTROLLER_PORT_OFFSET})"}[offset]
+
+
 def plan(directory: Path, *, layout: str = "single", host: str = "127.0.0.1", namesrv_port: int = 9876,
          broker_port: int = 10911, cluster_name: str = "DefaultCluster") -> LocalCluster:
-    """The processes a layout runs, with their addresses, ports and files (nothing is started)."""
+    """The processes a layout runs, with their addresses, ports and files (nothing is started).
+    Every port a process will listen on (a broker's own, its HA port one above and its VIP port
+    two below) must be within 1..65535 (:class:`BadRequest` names the option and the port)."""
     if layout not in LAYOUTS:
         raise BadRequest(f"unknown layout {layout!r}: expected one of {', '.join(LAYOUTS)}")
-    for p in (namesrv_port, broker_port):
-        if not 0 < p < 65536 - 30:
-            raise BadRequest(f"port {p} is out of range")
-    ns_addr = f"{host}:{namesrv_port}"
+    if not 0 < namesrv_port < 65536:
+        raise BadRequest(f"--namesrv-port {namesrv_port} is out of range (1-65535)")
+    advertised = advertised_host(host)
+    ns_addr = f"{advertised}:{namesrv_port}"
     ns_ports: tuple[int, ...] = (namesrv_port,)
     if _has_controller(layout):
-        ns_ports = (namesrv_port, namesrv_port + CONTROLLER_PORT_OFFSET)
+        controller_port = namesrv_port + CONTROLLER_PORT_OFFSET
+        if not 0 < controller_port < 65536:
+            raise BadRequest(f"--namesrv-port {namesrv_port}: the {_port_role(CONTROLLER_PORT_OFFSET)} "
+                             f"would be {controller_port}, out of range (1-65535)")
+        ns_ports = (namesrv_port, controller_port)
     procs = [LocalProcess("namesrv", "namesrv", ns_addr, None, "planned",
                           str(directory / "logs" / "namesrv.log"),
                           str(directory / "namesrv.properties"), ns_ports)]
     for b in LAYOUTS[layout]:
         port = broker_port + b.offset
         label = "replica" if b.controller else "slave" if b.role == "SLAVE" else "master"
-        procs.append(LocalProcess(b.name, label, f"{host}:{port}", None,
+        ports = (port, port + 1, port - 2)
+        for p, role in zip(ports, (0, 1, -2), strict=True):
+            if not 0 < p < 65536:
+                raise BadRequest(f"--broker-port {broker_port}: {b.name}'s {_port_role(role)} would be {p}, "
+                                 "out of range (1-65535)")
+        procs.append(LocalProcess(b.name, label, f"{advertised}:{port}", None,
                                   "planned", str(directory / "logs" / f"{b.name}.log"),
-                                  str(directory / f"{b.name}.properties"), (port - 2, port, port + 1)))
+                                  str(directory / f"{b.name}.properties"), ports))
     return LocalCluster(str(directory), layout, cluster_name, ns_addr, tuple(procs))
 
 
@@ -489,18 +517,25 @@ def cluster_up(directory: Path, *, layout: str = "single", host: str = "127.0.0.
                 + ", ".join(f"{p.name} pid {p.pid}" for p in alive)
                 + f"); stop it first with: mqctl cluster down --dir {directory}")
     for p in planned.processes:
-        for port in p.ports:
-            busy = _port_free(host, port)
+        for i, port in enumerate(p.ports):
+            busy = _port_free(host or "0.0.0.0", port)
             if busy is not None:
-                why = "in use" if busy.errno == errno.EADDRINUSE else (busy.strerror or str(busy))
-                raise LocalClusterError(f"cannot start {p.name}: port {port} on {host} is {why}")
+                role = "" if i == 0 else f" ({_port_role(port - p.ports[0])})"
+                if busy.errno == errno.EADDRINUSE:
+                    from .serving import port_holder
+
+                    holder = port_holder(port)
+                    why = "in use" + (f", by {holder}" if holder else "")
+                else:
+                    why = busy.strerror or str(busy)
+                raise LocalClusterError(f"cannot start {p.name}: port {port}{role} on {host} is {why}")
     claim_directory(planned, force=force)
     (directory / "logs").mkdir(exist_ok=True)
     ns = planned.processes[0]
     ns_text = f"listenPort={namesrv_port}\nkvConfigPath={directory / 'namesrv' / 'kvConfig.json'}\n"
     controller_addr = None
     if _has_controller(layout):
-        controller_addr = f"{host}:{namesrv_port + CONTROLLER_PORT_OFFSET}"
+        controller_addr = f"{advertised_host(host)}:{namesrv_port + CONTROLLER_PORT_OFFSET}"
         ns_text += (f"enableControllerInNamesrv=true\ncontrollerDLegerGroup=group1\n"
                     f"controllerDLegerPeers=n0-{controller_addr}\ncontrollerDLegerSelfId=n0\n"
                     f"controllerStorePath={directory / 'namesrv' / 'controller'}\n")
@@ -508,15 +543,16 @@ def cluster_up(directory: Path, *, layout: str = "single", host: str = "127.0.0.
     plans = {b.name: b for b in LAYOUTS[layout]}
     for p in planned.processes[1:]:
         Path(p.config).write_text(_broker_properties(
-            plans[p.name], cluster_name, host, p.ports[1], planned.namesrv_addr,
+            plans[p.name], cluster_name, advertised_host(host), p.ports[0], planned.namesrv_addr,
             directory / "store" / p.name, controller_addr), encoding="utf-8")
 
     started: list[LocalProcess] = []
     cluster = planned
     try:
         for p in planned.processes:
+            listen = f"{host}:{p.ports[0]}" if ":" not in host else f"[{host}]:{p.ports[0]}"
             cmd = [p.role if p.role == "namesrv" else "broker", "start", "--config", p.config,
-                   "--listen", p.addr, "--log-file", p.log]
+                   "--listen", listen, "--log-file", p.log]
             pid = _spawn(cmd, Path(p.log).with_suffix(".out"), directory)
             started.append(replace(p, pid=pid, state="running"))
             cluster = replace(planned, processes=tuple(started) + planned.processes[len(started):])
@@ -552,10 +588,13 @@ def _wait_for(cluster: LocalCluster, name: str, wait: float) -> None:
 
 def cluster_down(directory: Path, *, wait: float = 15.0, purge: bool = False) -> LocalCluster:
     """Stop the processes recorded in ``directory`` (brokers first); with ``purge``, then delete
-    what mqctl made there (:func:`purge_directory`)."""
+    what mqctl made there (:func:`purge_directory`). Where no cluster runs, nothing is stopped and
+    the result has no processes."""
     cluster = _load(directory)
     if cluster is None:
-        raise LocalClusterError(f"no local cluster in {directory} (no {STATE_FILE})")
+        # nothing runs from here (never did, or already stopped): down is idempotent
+        idle = LocalCluster(str(directory), "", "", "", ())
+        return replace(idle, purge=purge_directory(directory)) if purge else idle
     stopped = {p.name: _stop(p, wait) for p in reversed(cluster.processes)}
     result = replace(cluster, processes=tuple(stopped[p.name] for p in cluster.processes), running=False)
     with contextlib.suppress(OSError):

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .serving import LogFileOpt, SetOpt, exposure_warning, listen_address, load_server_config, parse_sets
+from .serving import (
+    LogFileOpt,
+    SetOpt,
+    check_ports,
+    exposure_warning,
+    listen_address,
+    load_server_config,
+    parse_sets,
+)
 
 if TYPE_CHECKING:
     from reference_broker.namesrv import NameServer
@@ -35,6 +43,7 @@ def start(
     overrides = parse_sets(set_)
     cfg = load_server_config(NamesrvConfig, config, overrides)
     host, port = listen_address(listen, cfg)
+    check_ports(host, [(port, "the name server's port")])
     warning = exposure_warning(host, cfg.bool("aclEnable"))
     if warning:
         typer.echo(warning, err=True)

@@ -48,15 +48,27 @@ DEFAULT_HOST = "127.0.0.1"
 
 
 def parse_listen(listen: str | None, default_port: int, default_host: str = DEFAULT_HOST) -> tuple[str, int]:
-    """``--listen HOST:PORT`` (or ``HOST``, or ``:PORT``); what it leaves out comes from the defaults."""
+    """``--listen HOST:PORT`` (or ``HOST``, or ``:PORT``); what it leaves out comes from the defaults.
+    A usage error unless the port is a number from 0 to 65535 and the host one this machine
+    resolves."""
     if not listen:
         return default_host, default_port
     host, sep, port = listen.rpartition(":")
     if not sep:
         host, port = listen, str(default_port)
-    if not port.isdigit() or not 0 <= int(port) < 65536:
+    if not port.isdigit():
         raise UsageError(f"--listen {listen!r}: expected HOST:PORT")
-    return host.strip("[]") or default_host, int(port)
+    if not 0 <= int(port) < 65536:
+        raise UsageError(f"--listen {listen!r}: port {port} is out of range (0-65535)")
+    host = host.strip("[]")
+    if host:
+        import socket
+
+        try:
+            socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        except (socket.gaierror, UnicodeError):
+            raise UsageError(f"--listen {listen!r}: {host!r} is not an address of this machine") from None
+    return host or default_host, int(port)
 
 
 class ListenConfig(Protocol):
@@ -108,6 +120,64 @@ def exposure_warning(host: str, acl_enabled: bool, *, ha_port: bool = False) -> 
     return (f"warning: listening on {host} without ACL: anyone who can reach this port can read and change "
             "the server's configuration, topics and messages. Set aclEnable=true with a plain_acl.yml, or "
             "listen on 127.0.0.1 (see docs/servers.md, Security).")
+
+
+def port_holder(port: int) -> str | None:
+    """Who listens on TCP ``port`` here: ``pid N (command line)`` when /proc tells, else ``None``."""
+    import os
+    from pathlib import Path
+
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            # local address "HEX:PORTHEX", state 0A = LISTEN, inode in column 9
+            if len(parts) > 9 and parts[3] == "0A" and int(parts[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{parts[9]}]")
+    if not inodes:
+        return None
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in inodes:
+                    raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+                    cmd = raw.replace(b"\0", b" ").decode(errors="replace").strip()
+                    return f"pid {pid} ({cmd[:120]})"
+            except OSError:
+                continue
+    return "another process"
+
+
+def check_ports(host: str, ports: list[tuple[int, str]]) -> None:
+    """Each ``(port, what)`` can be listened on at ``host``; else one error naming the port, what
+    it is for and who holds it (exit 1: the setting is fine, the machine is busy)."""
+    import errno
+    import socket
+
+    from .errors import CliError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    for port, what in ports:
+        if port == 0:
+            continue
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind((host, port))
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    holder = port_holder(port)
+                    raise CliError(f"cannot listen on {host}:{port} ({what}): the port is in use"
+                                   + (f", by {holder}" if holder else "")) from None
+                raise CliError(f"cannot listen on {host}:{port} ({what}): {exc.strerror or exc}") from None
 
 
 def load_server_config(cls: type[C], path: Path | None, overrides: dict[str, str]) -> C:

@@ -271,7 +271,7 @@ class BrokerConfig(_Config):
         super().__init__({**BROKER_DEFAULTS, **SERVER_EXTRA, **CONTROLLER_MODE_KEYS}, source)
         self._apply(items, source)
         if overrides:
-            self._apply(((k, v, 0) for k, v in overrides.items()), "command line")
+            self._apply(((k, v, 0) for k, v in overrides.items()), "--set")
         self._fill_computed()
         self.message_delay_levels  # noqa: B018 - validate at load time
 
@@ -446,7 +446,7 @@ class NamesrvConfig(_Config):
         super().__init__(defaults, source)
         self._apply(items, source)
         if overrides:
-            self._apply(((k, v, 0) for k, v in overrides.items()), "command line")
+            self._apply(((k, v, 0) for k, v in overrides.items()), "--set")
         home = Path.home() / "namesrv"
         if not self.values.get("kvConfigPath"):
             self.values["kvConfigPath"] = str(home / "kvConfig.json")

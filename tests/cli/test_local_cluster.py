@@ -128,3 +128,89 @@ def test_a_tampered_marker_cannot_reach_outside(tmp_path):
                                               "paths": ["../outside.txt", "/etc", "logs"]}))
     local.purge_directory(d)
     assert outside.read_text() == "x"
+
+
+# ---------------------------------------------------------------------- items 13, 14, 21
+
+
+def test_cluster_down_is_idempotent(tmp_path):
+    """Issue 15 item 14: ``cluster down`` where nothing runs says so and exits 0."""
+    r = run_mqctl("cluster", "down", "--dir", str(tmp_path / "never"))
+    assert r.returncode == 0 and r.stdout == ""
+    assert r.stderr == f"no cluster running in {tmp_path / 'never'}\n"
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--broker-port", "65535"), "--broker-port 65535: broker-a's HA port (listen port + 1) would be 65536"),
+    (("--broker-port", "1"), "--broker-port 1: broker-a's VIP port (listen port - 2) would be -1"),
+    (("--broker-port", "65520", "--layout", "2m-noslave"), "--broker-port 65520: broker-b's port would be 65540"),
+    (("--namesrv-port", "70000"), "--namesrv-port 70000 is out of range"),
+])
+def test_cluster_up_names_the_port_out_of_range(tmp_path, args, says):
+    r = run_mqctl("cluster", "up", "--dir", str(tmp_path / "c"), *args)
+    assert r.returncode == 2 and r.stderr.startswith(f"error: {says}"), r.stderr
+    assert not (tmp_path / "c").exists()
+
+
+def test_cluster_up_checks_the_vip_port(tmp_path):
+    """Issue 15 item 21: the broker's VIP port (listen port - 2) is checked before anything starts."""
+    import os
+    import socket
+
+    ns_port, base = _free_base()
+    with socket.socket() as vip:
+        vip.bind(("127.0.0.1", base - 2))
+        vip.listen()
+        r = run_mqctl("cluster", "up", "--dir", str(tmp_path / "c"), "--namesrv-port", str(ns_port),
+                      "--broker-port", str(base))
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"error: cannot start broker-a: port {base - 2} (VIP port (listen port - 2)) "
+                               f"on 127.0.0.1 is in use, by pid {os.getpid()}")
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.slow
+def test_cluster_up_on_every_interface_registers_a_reachable_address(tmp_path):
+    """Issue 15 item 21: ``--host 0.0.0.0`` listens everywhere but registers 127.0.0.1."""
+    ns_port, base = _free_base()
+    d = tmp_path / "c"
+    r = ok("cluster", "up", "--dir", str(d), "--host", "0.0.0.0", "--namesrv-port", str(ns_port),
+           "--broker-port", str(base), timeout=120)
+    try:
+        assert f"try: mqctl -n 127.0.0.1:{ns_port} cluster list" in r.stderr
+        listed = ok("-n", f"127.0.0.1:{ns_port}", "-o", "json", "cluster", "list")
+        assert [b["addr"] for b in json.loads(listed.stdout)["brokers"]] == [f"127.0.0.1:{base}"]
+    finally:
+        ok("cluster", "down", "--dir", str(d), "--purge", timeout=90)
+
+
+@pytest.mark.parametrize(("args", "code", "says"), [
+    (("namesrv", "start", "--set", "listenPort=70000"), 2, "error: --set: listenPort: 70000 is out of range"),
+    (("namesrv", "start", "--listen", "nonsense"), 2,
+     "error: --listen 'nonsense': 'nonsense' is not an address of this machine"),
+    (("namesrv", "start", "--listen", "127.0.0.1:70000"), 2,
+     "error: --listen '127.0.0.1:70000': port 70000 is out of range (0-65535)"),
+    (("namesrv", "start", "--listen", "nowhere.invalid:9"), 2,
+     "error: --listen 'nowhere.invalid:9': 'nowhere.invalid' is not an address of this machine"),
+    (("broker", "start", "--set", "listenPort=-1"), 2, "error: --set: listenPort: -1 is out of range"),
+])
+def test_bad_server_settings_are_usage_errors(args, code, says):
+    """Issue 15 item 13."""
+    r = run_mqctl(*args, timeout=60)
+    assert r.returncode == code and r.stderr.startswith(says) and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_a_busy_port_says_which_and_who(tmp_path):
+    import os
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        cfg = tmp_path / "ns.properties"
+        cfg.write_text(f"listenPort={port}\nkvConfigPath={tmp_path / 'kv.json'}\n")
+        r = run_mqctl("namesrv", "start", "-c", str(cfg), "--listen", f"127.0.0.1:{port}", timeout=60)
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"error: cannot listen on 127.0.0.1:{port} (the name server's port): the port is "
+                               f"in use, by pid {os.getpid()} (")

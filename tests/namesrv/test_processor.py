@@ -332,12 +332,16 @@ def test_get_namesrv_config_is_the_properties_text(tmp_path: Path) -> None:
 
 def test_update_namesrv_config(tmp_path: Path) -> None:
     ctx = make_ctx(tmp_path)
-    update = encode_properties({"orderMessageEnable": "TRUE", "serverWorkerThreads": "x12",
-                                "scanNotActiveBrokerInterval": "500", "notAKey": "1"})
+    # a value that does not fit its key refuses the whole update, saying why (Java answers SUCCESS
+    # and keeps the old value; docs/servers.md)
+    bad = encode_properties({"orderMessageEnable": "TRUE", "serverWorkerThreads": "x12"})
+    resp = call(ctx, R.UPDATE_NAMESRV_CONFIG, body=bad)
+    assert resp.code == ResponseCode.SYSTEM_ERROR and "serverWorkerThreads: expected an integer" in resp.remark
+    assert not ctx.config.order_message_enable and ctx.config.get("serverWorkerThreads") == "8"
+    update = encode_properties({"orderMessageEnable": "TRUE", "scanNotActiveBrokerInterval": "500", "notAKey": "1"})
     assert call(ctx, R.UPDATE_NAMESRV_CONFIG, body=update).code == ResponseCode.SUCCESS
     cfg = ctx.config
     assert cfg.order_message_enable and cfg.scan_interval_ms == 500
-    assert cfg.get("serverWorkerThreads") == "8"  # a number that does not parse is ignored
     assert "notAKey" not in cfg.values  # only keys the configuration holds are updated
     stored = decode_properties((tmp_path / "namesrv.properties").read_bytes())
     assert stored["orderMessageEnable"] == "true" and stored["scanNotActiveBrokerInterval"] == "500"
