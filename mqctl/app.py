@@ -187,6 +187,7 @@ SUBAPPS: list[tuple[str, str, str, str]] = [
     ("ha", "app", "ha", "Master/slave replication status."),
     ("controller", "app", "controller", "Run a reference controller (5.x controller mode); SyncStateSets, "
      "elections, epochs."),
+    ("stats", "app", "stats", "Put and get statistics of the brokers' topics and groups."),
     ("store", "app", "store", "Read a broker's store directory offline."),
     ("pcap", "app", "pcap", "Decode and summarise captures of RocketMQ traffic; record new ones."),
     ("acl", "app", "acl", "A broker's plain ACL: accounts, white addresses, versions."),

@@ -190,3 +190,61 @@ def config_set(
         print_outcomes(out, outcomes, lambda o: f"update broker config success, {o.target}",
                        lambda o: f"update broker config failed, {o.target}: {o.error}")
     check_outcomes(outcomes, "broker config set")
+
+
+CONSUME_STATS_COLUMNS = ["#Topic", "#Group", "#Broker Name", "#QID", "#Broker Offset", "#Consumer Offset",
+                         "#Diff", "#LastTime"]
+
+
+@app.command("consume-stats")
+def consume_stats(
+    ctx: typer.Context,
+    broker: Annotated[str, typer.Option("--broker", "-b", help="Broker address (host:port).",
+                                        callback=check_addr)],
+    order: Annotated[bool, typer.Option("--order", help="Ordered topics only.")] = False,
+) -> None:
+    """Every group's progress on every queue of one broker (GET_BROKER_CONSUME_STATS; mqadmin
+    brokerConsumeStats)."""
+    from wire.admin import broker as api
+
+    from .fmt import human_s
+    from .runner import run, settings
+
+    result = run(ctx, api.broker_consume_stats, broker=broker, order=order)
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data(result)
+        return
+    out.table(CONSUME_STATS_COLUMNS,
+              [[r.topic, r.group, r.broker_name, str(r.queue_id), str(r.broker_offset),
+                str(r.consumer_offset), str(r.diff), human_s(r.last_timestamp) if r.last_timestamp else "N/A"]
+               for r in result.rows])
+    out.line()
+    out.line(f"Diff Total: {result.total_diff}")
+
+
+def _maintenance_command(action: str, doc: str) -> None:
+    @app.command(action, help=doc)
+    def command(ctx: typer.Context, broker: BrokerOpt = None, cluster: Annotated[str | None, typer.Option(
+            "--cluster", "-c", help="Every master of this cluster.")] = None) -> None:
+        from wire.admin import broker as api
+
+        from .runner import check_outcomes, print_outcomes, run, settings
+
+        _need_one(broker, cluster)
+        outcomes = run(ctx, api.broker_maintenance, action=action, broker=broker, cluster=cluster)
+        out = settings(ctx).output
+        if out.format != "table":
+            out.data(outcomes)
+        else:
+            print_outcomes(out, outcomes, lambda o: f"{action}: {o.target} success",
+                           lambda o: f"{action}: {o.target} failed: {o.error}")
+        check_outcomes(outcomes, f"broker {action}")
+
+
+_maintenance_command("clean-expired-cq", "Drop the consume queues whose topic is gone and the expired "
+                     "entries (CLEAN_EXPIRED_CONSUMEQUEUE; mqadmin cleanExpiredCQ).")
+_maintenance_command("clean-unused-topic", "Drop the consume queues of topics the broker no longer has "
+                     "(CLEAN_UNUSED_TOPIC; mqadmin cleanUnusedTopic).")
+_maintenance_command("delete-expired-commitlog", "Delete the expired CommitLog files now, whatever the hour "
+                     "(DELETE_EXPIRED_COMMITLOG; mqadmin deleteExpiredCommitLog).")

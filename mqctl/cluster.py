@@ -218,3 +218,126 @@ def status(
     if last is not None and not last.running:
         raise CliError(f"the local cluster in {directory} is not running"
                        + ("" if not last.processes else " (or not every process answers)"))
+
+
+# ---------------------------------------------------------------------- send round-trip, metadata
+
+
+@app.command()
+def rt(
+    ctx: typer.Context,
+    cluster: Annotated[str | None, typer.Option("--cluster", "-c", help="Only this cluster.")] = None,
+    amount: Annotated[int, typer.Option("--amount", "-a", help="Messages sent to each broker.")] = 100,
+    size: Annotated[int, typer.Option("--size", "-s", help="Body size in bytes.")] = 128,
+) -> None:
+    """Send round-trip time of every broker: AMOUNT messages of SIZE bytes to the topic named after
+    the broker, the mean time after the first send (mqadmin clusterRT)."""
+    from wire.admin import cluster as api
+    from wire.admin.common import Outcome
+
+    from .runner import finish, run
+
+    result = run(ctx, api.cluster_rt, cluster=cluster, amount=amount, size=size)
+    out = settings(ctx).output
+    for b in result:
+        if b.error is not None:
+            out.warn(f"{b.broker_name}: {b.error}")
+    out.render(result, ["#Cluster Name", "#Broker Name", "#RT", "#successCount", "#failCount"],
+               [[b.cluster, b.broker_name, "-" if b.rt_ms is None else java_fixed(b.rt_ms, 2), str(b.success),
+                 str(b.fail)] for b in result])
+    finish([Outcome(b.broker_name, b.error is None, b.error) for b in result], "cluster rt",
+           servers="brokers")
+
+
+metadata_app = typer.Typer(no_args_is_help=True,
+                           help="Export a cluster's topics and groups, and import them.")
+app.add_typer(metadata_app, name="metadata")
+
+
+@metadata_app.command("export")
+def metadata_export(
+    ctx: typer.Context,
+    cluster: Annotated[str, typer.Option("--cluster", "-c", help="The cluster to export.")],
+    file: Annotated[Path | None, typer.Option("--file", "-f", help="Write here (default: stdout).")] = None,
+    topics_only: Annotated[bool, typer.Option("--topics-only", help="Only the topics.")] = False,
+    groups_only: Annotated[bool, typer.Option("--groups-only", help="Only the subscription groups.")] = False,
+) -> None:
+    """The user topics and subscription groups of a cluster's masters as one JSON document (YAML with
+    -o yaml), mqadmin exportMetadata's metadata.json: queue counts summed over the masters."""
+    import json as _json
+
+    from wire.admin import metadata as api
+
+    from .errors import UsageError
+    from .runner import run
+
+    if topics_only and groups_only:
+        raise UsageError("give at most one of --topics-only, --groups-only")
+    result = run(ctx, api.export_metadata, cluster=cluster, topics=not groups_only, groups=not topics_only)
+    doc = result.to_document()
+    if topics_only:
+        doc.pop("subscriptionGroupTable")
+    if groups_only:
+        doc.pop("topicConfigTable")
+    out = settings(ctx).output
+    if file is None:
+        out.data(doc)
+        return
+    if out.format == "yaml":
+        import yaml
+
+        text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+    else:
+        text = _json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    try:
+        file.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--file {file}: {exc.strerror or exc}") from None
+    out.info(f"export {file} success: {len(result.topics)} topics, {len(result.groups)} groups")
+
+
+@metadata_app.command("import")
+def metadata_import(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(
+        help="A document of 'cluster metadata export' or mqadmin exportMetadata.")],
+    cluster: Annotated[str, typer.Option(
+        "--cluster", "-c", help="Create them on every master of this cluster.")],
+) -> None:
+    """Create (or update) every topic and subscription group of an exported document on a cluster's
+    masters (UPDATE_AND_CREATE_TOPIC, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP); each master gets the
+    exported queue counts divided by the number of masters they were summed over."""
+    from wire import fastjson
+    from wire.admin import metadata as api
+    from wire.admin.errors import BadRequest
+    from wire.errors import DecodeError
+
+    from .errors import UsageError
+    from .runner import check_outcomes, print_outcomes, run
+
+    try:
+        text = file.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{file}: {exc.strerror or exc}") from None
+    try:
+        if file.suffix in (".yaml", ".yml"):
+            import yaml
+
+            doc = yaml.safe_load(text)
+        else:
+            doc = fastjson.loads(text, what=str(file))
+        metadata = api.Metadata.from_document(doc)
+    except (DecodeError, ValueError, BadRequest) as exc:
+        raise UsageError(f"{file}: {exc}") from None
+    except Exception as exc:  # yaml's errors
+        if type(exc).__module__.startswith("yaml"):
+            raise UsageError(f"{file}: not valid YAML ({exc})") from None
+        raise
+    result = run(ctx, api.import_metadata, metadata=metadata, cluster=cluster)
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data(result)
+    else:
+        print_outcomes(out, result.outcomes, lambda o: f"import {o.target} success.",
+                       lambda o: f"import {o.target} failed: {o.error}")
+    check_outcomes(result.outcomes, "cluster metadata import")

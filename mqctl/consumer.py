@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from datetime import tzinfo
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         GroupSummary,
         GroupWriteResult,
     )
+    from wire.admin.offsets import ResetResult
 
     from .output import Output
 
@@ -258,3 +259,185 @@ def delete(
         print_outcomes(out, result.topics, lambda o: f"delete topic [{o.target}] success.",
                        lambda o: f"delete topic [{o.target}]: {o.error}")
     check_outcomes(result.brokers, "subscription group delete")
+
+
+# ---------------------------------------------------------------------- offsets, running info, config
+
+TopicReqOpt = Annotated[str, typer.Option("--topic", "-t", help="Topic name.")]
+ForceOpt = Annotated[bool, typer.Option(
+    "--force/--no-force", help="Also move offsets forward (mqadmin's default); --no-force only moves "
+    "them back.")]
+
+RESET_COLUMNS = ["#Broker Name", "#QID", "#Offset"]
+RESET_OFFLINE_COLUMNS = ["#Broker Name", "#QID", "#Broker Offset", "#Consumer Offset", "#Timestamp Offset",
+                         "#Rollback Offset"]
+
+
+def _render_reset(out: Output, result: ResetResult, label: str) -> None:
+    warn_failures(out, result.failures, _label)
+    if out.format != "table":
+        out.data(result)
+        return
+    out.line(f"rollback consumer offset by specified group[{result.group}], topic[{result.topic}], "
+             f"force[{str(result.force).lower()}], timestamp(string)[{label}], "
+             f"timestamp(long)[{result.timestamp}]")
+    offline = [q for q in result.queues if q.timestamp_offset is not None]
+    online = [q for q in result.queues if q.timestamp_offset is None]
+    if online or not offline:
+        out.table(RESET_COLUMNS, [[q.broker_name, str(q.queue_id), str(q.offset)] for q in online])
+    if offline:
+        if online:
+            out.line()
+        out.table(RESET_OFFLINE_COLUMNS, [[q.broker_name, str(q.queue_id), dash(q.broker_offset),
+                                           dash(q.consumer_offset), dash(q.timestamp_offset), str(q.offset)]
+                                          for q in offline])
+    if result.by_offsets:
+        out.info(f"the group has no consumer online at {', '.join(result.by_offsets)}: its committed "
+                 "offsets were changed there (mqadmin's resetOffsetByTimeOld)")
+
+
+@app.command("reset-offset")
+def reset_offset(
+    ctx: typer.Context,
+    group: GroupOpt,
+    topic: TopicReqOpt,
+    time_: Annotated[str, typer.Option(
+        "--time", "-s", help="Milliseconds since the epoch, 2026-11-22T09:57:42 (local time), "
+        "mqadmin's 2026-11-22#09:57:42:000, or 'now' (each queue's end).")],
+    force: ForceOpt = True,
+) -> None:
+    """Move a group's offsets on a topic to a point in time, without restarting its consumers
+    (INVOKE_BROKER_TO_RESET_OFFSET; when the group is not online, its committed offsets are changed
+    with SEARCH_OFFSET_BY_TIMESTAMP and UPDATE_CONSUMER_OFFSET; mqadmin resetOffsetByTime)."""
+    from wire.admin import offsets as api
+
+    from .options import parse_time
+
+    timestamp = api.TO_THE_END if time_.strip() == "now" else parse_time(time_, "--time")
+    result = run(ctx, api.reset_offset, group=group, topic=topic, timestamp=timestamp, force=force)
+    _render_reset(settings(ctx).output, result, time_)
+    finish(result.failures, "consumer reset-offset", servers="brokers", total=result.brokers_asked)
+
+
+@app.command("skip-accumulated")
+def skip_accumulated(ctx: typer.Context, group: GroupOpt, topic: TopicReqOpt, force: ForceOpt = True) -> None:
+    """Skip every message a group has not consumed yet: its offsets on the topic go to each queue's
+    end (the reset of reset-offset with 'now'; mqadmin skipAccumulatedMessage)."""
+    from wire.admin import offsets as api
+
+    result = run(ctx, api.reset_offset, group=group, topic=topic, timestamp=api.TO_THE_END, force=force)
+    _render_reset(settings(ctx).output, result, "now")
+    finish(result.failures, "consumer skip-accumulated", servers="brokers", total=result.brokers_asked)
+
+
+@app.command("clone-offset")
+def clone_offset(
+    ctx: typer.Context,
+    src: Annotated[str, typer.Option("--from", "-s", help="The group whose offsets are copied.")],
+    dest: Annotated[str, typer.Option("--to", "-d", help="The group that gets them.")],
+    topic: TopicReqOpt,
+    offline: Annotated[bool, typer.Option(
+        help="Copy even where the source group no longer subscribes to the topic.")] = False,
+) -> None:
+    """Copy a group's committed offsets of a topic to another group (CLONE_GROUP_OFFSET; mqadmin
+    cloneGroupOffset)."""
+    from wire.admin import offsets as api
+
+    result = run(ctx, api.clone_offset, src_group=src, dest_group=dest, topic=topic, offline=offline)
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data(result)
+    else:
+        print_outcomes(out, result.brokers,
+                       lambda o: f"clone group offset success. srcGroup[{src}], destGroup[{dest}], "
+                       f"topic[{topic}], broker[{o.target}]",
+                       lambda o: f"clone group offset failed at {o.target}: {o.error}")
+    check_outcomes(result.brokers, "consumer clone-offset")
+
+
+@app.command()
+def status(
+    ctx: typer.Context,
+    group: GroupOpt,
+    client_id: Annotated[str | None, typer.Option("--client", "-i", help="Only this client id.")] = None,
+    broker: BrokerOpt = None,
+    jstack: Annotated[bool, typer.Option("--jstack", help="Ask for the clients' thread stacks too.")] = False,
+) -> None:
+    """The running state of a group's clients: their properties, subscriptions, queues and
+    consume rates, as each client reports it (GET_CONSUMER_RUNNING_INFO through the broker;
+    mqadmin consumerStatus)."""
+    from wire.admin import consumer as api
+    from wire.admin.common import Outcome
+
+    result = run(ctx, api.consumer_status, group=group, client_id=client_id, broker=broker, jstack=jstack)
+    out = settings(ctx).output
+    for c in result:
+        if c.error is not None:
+            out.warn(f"{c.client_id}: {c.error}")
+    if out.format != "table":
+        out.data(result)
+    else:
+        for i, c in enumerate(s for s in result if s.info is not None):
+            if i:
+                out.line()
+            render_running_info(out, c.client_id, c.info or {})
+    finish([Outcome(c.client_id, c.error is None, c.error, unreachable=c.unreachable) for c in result],
+           "consumer status", servers="clients")
+
+
+def render_running_info(out: Output, client_id: str, info: dict[str, Any]) -> None:
+    """A client's ConsumerRunningInfo: properties, subscriptions, then one row per queue."""
+    out.line(f"#Consumer: {client_id}")
+    props = info.get("properties") or {}
+    out.kv(sorted((str(k), str(v)) for k, v in props.items()), title="#Properties")
+    subs = info.get("subscriptionSet") or []
+    out.line()
+    out.table(["#Topic", "#SubExpression", "#Type"],
+              [[str(s.get("topic", "")), str(s.get("subString", "")), str(s.get("expressionType") or "TAG")]
+               for s in subs if isinstance(s, dict)], title="#Subscriptions")
+    queues = info.get("mqTable") or {}
+    rows = []
+    for mq, pq in queues.items():
+        mq = mq if isinstance(mq, dict) or hasattr(mq, "get") else {}
+        pq = pq if isinstance(pq, dict) else {}
+        rows.append([str(mq.get("topic", "")), str(mq.get("brokerName", "")), str(mq.get("queueId", "")),
+                     str(pq.get("commitOffset", "")), str(pq.get("cachedMsgCount", "")),
+                     str(pq.get("cachedMsgSizeInMiB", "")), str(pq.get("lastPullTimestamp", ""))])
+    out.line()
+    out.table(["#Topic", "#Broker Name", "#QID", "#Commit Offset", "#Cached", "#Cached MiB", "#Last Pull"],
+              sorted(rows), title="#Queues")
+    status_table = info.get("statusTable") or {}
+    if status_table:
+        out.line()
+        keys = ("pullRT", "pullTPS", "consumeRT", "consumeOKTPS", "consumeFailedTPS")
+        columns = ["#Topic", "#Pull RT", "#Pull TPS", "#Consume RT", "#Consume OK TPS", "#Consume Failed TPS"]
+        rows = [[str(t), *(str(st.get(k, "")) for k in keys)]
+                for t, st in sorted(status_table.items()) if isinstance(st, dict)]
+        out.table(columns, rows, title="#Status")
+    if info.get("jstack"):
+        out.line()
+        out.line(str(info["jstack"]))
+
+
+@app.command()
+def config(ctx: typer.Context, group: GroupOpt) -> None:
+    """A subscription group's configuration on every master that has it (GET_ALL_SUBSCRIPTIONGROUP_CONFIG;
+    mqadmin getConsumerConfig)."""
+    from wire.admin import consumer as api
+    from wire.admin.common import Outcome
+
+    result = run(ctx, api.consumer_config, group=group)
+    out = settings(ctx).output
+    for c in result:
+        if c.error is not None:
+            out.warn(f"{c.broker_name} {c.addr}: {c.error}")
+    if out.format != "table":
+        out.data(result)
+    else:
+        for c in (c for c in result if c.config is not None):
+            out.line(f"============{c.cluster} {c.broker_name} {c.addr}============")
+            assert c.config is not None
+            out.kv(sorted((k, str(v).lower() if isinstance(v, bool) else str(v))
+                          for k, v in c.config.to_json(standard=True).items()))
+    finish([Outcome(c.addr, c.error is None, c.error, unreachable=c.unreachable) for c in result],
+           "consumer config", servers="brokers")

@@ -409,6 +409,11 @@ def _made_names(cluster: LocalCluster) -> set[str]:
         for path in (Path(p.config), Path(p.log)):
             if path.parent == directory:
                 names.add(path.name)
+        config = Path(p.config)
+        if config.parent == directory:
+            # a server rewrites its -c file after a configuration change (UPDATE_BROKER_CONFIG,
+            # UPDATE_NAMESRV_CONFIG) through FILE.tmp, keeping the previous one as FILE.bak
+            names.update({f"{config.name}.tmp", f"{config.name}.bak"})
     return names
 
 

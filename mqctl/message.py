@@ -305,6 +305,11 @@ def consume(
     sql: Annotated[str | None, typer.Option(
         "--sql", help="Only messages this SQL92 selector matches on their properties, e.g. "
         "\"a > 5 AND b = 'x'\" (the broker filters; it needs enablePropertyFilter=true).")] = None,
+    begin: Annotated[str | None, typer.Option(
+        "--begin", "-s", help="Only messages stored at or after this time (milliseconds since the epoch, "
+        "2026-11-22T09:57:42 or mqadmin's 2026-11-22#09:57:42:000).")] = None,
+    end: Annotated[str | None, typer.Option(
+        "--end", "-e", help="Only messages stored at or before this time.")] = None,
 ) -> None:
     """Print messages of a topic from given offsets with a pull loop (mqadmin printMsg/consumeMessage).
     Nothing is written to the broker: no offset is committed, and an offset out of a queue's range
@@ -318,8 +323,16 @@ def consume(
     if count <= 0:
         raise UsageError(f"--count: {count} is not a positive number")
 
+    from .options import parse_time
+
+    if begin is not None and offset is not None:
+        raise UsageError("give --offset or --begin, not both")
+    begin_ms = None if begin is None else parse_time(begin, "--begin")
+    end_ms = None if end is None else parse_time(end, "--end")
+    if begin_ms is not None and end_ms is not None and end_ms < begin_ms:
+        raise UsageError("--end is before --begin")
     result = run(ctx, api.message_consume, topic=topic, broker=broker, queue=queue, offset=offset,
-                 count=count, group=group, sql=sql)
+                 count=count, group=group, sql=sql, begin=begin_ms, end=end_ms)
     out = settings(ctx).output
     warn_failures(out, result.failures, _label)
     if out.format != "table":

@@ -511,6 +511,11 @@ def _print_table(title: str, columns: list[str], rows: list[list[Any]],
     sys.stdout.write("\n".join([title, line(columns), *(line(r) for r in cells)]) + "\n\n")
 
 
+def _ms(value: float | None) -> str | None:
+    """A latency in milliseconds with three decimals, so that the column's points line up."""
+    return None if value is None else f"{value:.3f}"
+
+
 def _render_stats(out: Output, r: dict[str, Any]) -> None:
     t = r["totals"]
     sys.stdout.write(
@@ -527,8 +532,8 @@ def _render_stats(out: Output, r: dict[str, Any]) -> None:
                  ["code", "request", "count", "oneway", "answered", "unanswered", "p50 ms", "p95 ms",
                   "p99 ms", "max ms", "responses"],
                  [[c["code"], c["name"], c["requests"], c["oneway"], c["answered"], c["unanswered"],
-                   c["latency_ms"]["p50"], c["latency_ms"]["p95"], c["latency_ms"]["p99"],
-                   c["latency_ms"]["max"], " ".join(f"{k}×{v}" for k, v in c["responses"].items())]
+                   *(_ms(c["latency_ms"][k]) for k in ("p50", "p95", "p99", "max")),
+                   " ".join(f"{k}×{v}" for k, v in c["responses"].items())]
                    for c in r["requests"]], numeric)
     _print_table("Responses by code", ["code", "response", "count", "unpaired"],
                  [[c["code"], c["name"], c["responses"], c["unpaired"]] for c in r["responses"]], numeric)

@@ -24,6 +24,8 @@ def connection(
 
     info = run(ctx, api.producer_connection, group=group, topic=topic)
     out = settings(ctx).output
-    out.render(info, ["#", "#ClientId", "#ClientAddr", "#Language", "#Version"],
+    # a producer group has connections only (the subscription fields are a consumer's)
+    out.render({"group": info.group, "connections": info.connections},
+               ["#", "#ClientId", "#ClientAddr", "#Language", "#Version"],
                [[f"{i:04d}", c.client_id, c.client_addr, c.language, c.version]
                 for i, c in enumerate(info.connections, 1)])

@@ -123,11 +123,14 @@ def exposure_warning(host: str, acl_enabled: bool, *, ha_port: bool = False) -> 
 
 
 def port_holder(port: int) -> str | None:
-    """Who listens on TCP ``port`` here: ``pid N (command line)`` when /proc tells, else ``None``."""
+    """Who holds TCP ``port`` here: ``pid N (command line)`` for a listener, ``pid N (…) for a
+    connection`` for a socket using it as its local port (an ephemeral client port), when /proc
+    tells; else ``None``."""
     import os
     from pathlib import Path
 
-    inodes = set()
+    listening: set[str] = set()
+    other: set[str] = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             lines = Path(table).read_text().splitlines()[1:]
@@ -135,11 +138,13 @@ def port_holder(port: int) -> str | None:
             continue
         for line in lines:
             parts = line.split()
-            # local address "HEX:PORTHEX", state 0A = LISTEN, inode in column 9
-            if len(parts) > 9 and parts[3] == "0A" and int(parts[1].rsplit(":", 1)[1], 16) == port:
-                inodes.add(f"socket:[{parts[9]}]")
+            # local address "HEX:PORTHEX", state (0A = LISTEN), inode in column 9
+            if len(parts) > 9 and int(parts[1].rsplit(":", 1)[1], 16) == port and parts[9] != "0":
+                (listening if parts[3] == "0A" else other).add(f"socket:[{parts[9]}]")
+    inodes = listening or other
     if not inodes:
         return None
+    suffix = "" if listening else " for a connection"
     for pid in (p for p in os.listdir("/proc") if p.isdigit()):
         try:
             fds = os.listdir(f"/proc/{pid}/fd")
@@ -150,7 +155,7 @@ def port_holder(port: int) -> str | None:
                 if os.readlink(f"/proc/{pid}/fd/{fd}") in inodes:
                     raw = Path(f"/proc/{pid}/cmdline").read_bytes()
                     cmd = raw.replace(b"\0", b" ").decode(errors="replace").strip()
-                    return f"pid {pid} ({cmd[:120]})"
+                    return f"pid {pid} ({cmd[:120]}){suffix}"
             except OSError:
                 continue
     return "another process"

@@ -72,7 +72,7 @@ from .outer import BrokerIdentity, BrokerOuterAPI
 from .processors import BODIES, HANDLERS
 from .processors.client import heartbeat_body
 from .schedule import ScheduleMessageService
-from .stats import GroupGetStats
+from .stats import GroupGetStats, StatsItems
 from .subscriptions import SubscriptionGroupManager
 from .topics import DataVersion, TopicConfigManager
 from .transaction import TransactionService
@@ -108,6 +108,8 @@ class Broker:
         self.group_stats = GroupGetStats()
         #: transactional messages: END_TRANSACTION and the check service (started on a master)
         self.transactions = TransactionService(self)
+        #: TOPIC_PUT_NUMS and GROUP_GET_NUMS for VIEW_BROKER_STATS_DATA
+        self.stats = StatsItems()
         self.outer = BrokerOuterAPI(config.namesrv_addrs, timeout_ms=config.int("registerBrokerTimeoutMills"))
         #: ``Configuration``'s data version (GET_BROKER_CONFIG's ``version``; UPDATE_BROKER_CONFIG moves it)
         self.config_version = DataVersion()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections import deque
 
-__all__ = ["GroupGetStats"]
+__all__ = ["GroupGetStats", "StatsItems"]
 
 WINDOW_MS = 60_000
 
@@ -45,3 +45,48 @@ class GroupGetStats:
         if not q:
             return 0.0
         return sum(n for ts, n in q if ts >= now - WINDOW_MS) * 1000.0 / WINDOW_MS
+
+
+#: the windows of ``StatsItem.getStatsDataInMinute/Hour/Day``, in milliseconds
+_WINDOWS = {"minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
+#: samples are kept per 10 seconds, as ``StatsItem`` samples every 10 s
+_BUCKET_MS = 10_000
+
+
+class StatsItems:
+    """``BrokerStatsManager``'s stats items that VIEW_BROKER_STATS_DATA (315) reports:
+    ``TOPIC_PUT_NUMS`` (key: topic) and ``GROUP_GET_NUMS`` (key: ``topic@group``), each the sum of
+    its values, their rate and the average value per call over the last minute, hour and day."""
+
+    def __init__(self) -> None:
+        #: (name, key) -> 10-second bucket -> [sum of values, calls]
+        self._items: dict[tuple[str, str], dict[int, list[int]]] = {}
+
+    def record(self, name: str, key: str, value: int, now_ms: int | None = None) -> None:
+        now = _now_ms() if now_ms is None else now_ms
+        buckets = self._items.setdefault((name, key), {})
+        cell = buckets.setdefault(now // _BUCKET_MS, [0, 0])
+        cell[0] += value
+        cell[1] += 1
+        oldest = (now - _WINDOWS["day"]) // _BUCKET_MS
+        if len(buckets) > 8700:
+            for b in [b for b in buckets if b < oldest]:
+                del buckets[b]
+
+    def view(self, name: str, key: str, now_ms: int | None = None) -> dict[str, dict[str, float]] | None:
+        """``{"minute"|"hour"|"day": {"sum", "tps", "avgpt"}}``, or ``None`` for an item never recorded."""
+        buckets = self._items.get((name, key))
+        if buckets is None:
+            return None
+        now = _now_ms() if now_ms is None else now_ms
+        out: dict[str, dict[str, float]] = {}
+        for window, span in _WINDOWS.items():
+            first = (now - span) // _BUCKET_MS
+            total = calls = 0
+            for b, (value, n) in buckets.items():
+                if b > first:
+                    total += value
+                    calls += n
+            out[window] = {"sum": total, "tps": total * 1000.0 / span,
+                           "avgpt": total / calls if calls else 0.0}
+        return out

@@ -208,7 +208,9 @@ def test_messages(servers):
     assert {s["status"] for s in sent} == {"SEND_OK"}
     r = ok("-n", ns, "message", "send", "-t", "MsgTopic", "-p", "pinned", "-b", "broker-a", "-q", "1")
     assert rows(r.stdout)[0][:3] == ["broker-a", "1", "SEND_OK"]
-    r = ok("-n", ns, "message", "send", "-t", "MsgTopic", "--file", "/dev/null")
+    r = run_mqctl("-n", ns, "message", "send", "-t", "MsgTopic", "--file", "/dev/null")
+    assert r.returncode == 2 and r.stderr == "error: --file /dev/null: the file is empty\n"
+    r = ok("-n", ns, "message", "send", "-t", "MsgTopic", "-p", "-", input="from stdin")
     assert rows(r.stdout)[0][2] == "SEND_OK"
     first = sent[0]
     detail = ok("-n", ns, "message", "query", "--id", first["offset_msg_id"]).stdout
@@ -223,7 +225,7 @@ def test_messages(servers):
     assert f"OffsetID:          {first['offset_msg_id']}" in off
     consumed = json.loads(ok("-n", ns, "-o", "json", "message", "consume", "-t", "MsgTopic").stdout)
     bodies = sorted(m["body_text"] for m in consumed["messages"])
-    assert bodies == ["", "body 0", "body 1", "body 2", "pinned"]
+    assert bodies == ["body 0", "body 1", "body 2", "from stdin", "pinned"]
     hexed = ok("-n", ns, "message", "consume", "-t", "MsgTopic", "-b", "broker-a", "-q", "1", "--hex").stdout
     assert "70696e6e6564" in hexed
     assert len(json.loads(ok("-n", ns, "-o", "json", "message", "consume", "-t", "MsgTopic", "-c", "2").stdout)

@@ -214,3 +214,15 @@ def test_a_busy_port_says_which_and_who(tmp_path):
     assert r.returncode == 1
     assert r.stderr.startswith(f"error: cannot listen on 127.0.0.1:{port} (the name server's port): the port is "
                                f"in use, by pid {os.getpid()} (")
+
+
+def test_the_servers_backup_files_are_mqctls_too(tmp_path):
+    """A configuration change makes the servers rewrite their -c file, keeping FILE.bak: those are
+    made by mqctl's processes, so purge takes them and a new up accepts the directory."""
+    d = tmp_path / "D"
+    _made_by_an_earlier_up(d)
+    (d / "namesrv.properties.bak").write_text("old\n")
+    (d / "broker-a.properties.bak").write_text("old\n")
+    local.claim_directory(local.plan(d))  # no foreign entry: no --force needed
+    local.purge_directory(d)
+    assert not d.exists()

@@ -26,7 +26,18 @@ from .common import (
 )
 from .errors import BadRequest, NotFound, NotTaken
 
-__all__ = ["BrokerTable", "broker_config_get", "broker_config_set", "broker_status", "targets"]
+__all__ = [
+    "MAINTENANCE",
+    "BrokerConsumeRow",
+    "BrokerConsumeStats",
+    "BrokerTable",
+    "broker_config_get",
+    "broker_config_set",
+    "broker_consume_stats",
+    "broker_maintenance",
+    "broker_status",
+    "targets",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,4 +137,74 @@ async def broker_config_set(client: AdminClient, values: Mapping[str, str], *, b
             raise NotTaken(why)
 
     results = await gather_map(addrs, one)
+    return tuple(outcome(a, r) for a, r in zip(addrs, results, strict=True))
+
+
+# ---------------------------------------------------------------------- consume stats, maintenance
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerConsumeRow:
+    """One queue of a group on a broker (mqadmin brokerConsumeStats)."""
+
+    topic: str
+    group: str
+    broker_name: str
+    queue_id: int
+    broker_offset: int
+    consumer_offset: int
+    diff: int
+    last_timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerConsumeStats:
+    addr: str
+    rows: tuple[BrokerConsumeRow, ...]
+    total_diff: int
+
+
+async def broker_consume_stats(client: AdminClient, broker: str, *,
+                               order: bool = False) -> BrokerConsumeStats:
+    """GET_BROKER_CONSUME_STATS (317): every group's queues on one broker (mqadmin
+    brokerConsumeStats); ``order``: ordered topics only. The header (``GetConsumeStatsInBrokerHeader``)
+    is sent as its one pair, ``isOrder``."""
+    from .. import fastjson
+    from ..bodies import ConsumeStats
+
+    resp = await client.call(broker, RequestCode.GET_BROKER_CONSUME_STATS, {"isOrder": str(order).lower()})
+    doc = fastjson.loads(resp.body or b"{}", what="ConsumeStatsList")
+    rows = []
+    for by_group in doc.get("consumeStatsList") or []:
+        for group, stats_list in by_group.items():
+            for raw in stats_list or []:
+                stats = ConsumeStats.from_json(raw, "consumeStatsList")
+                for mq, w in stats.offset_table.items():
+                    rows.append(BrokerConsumeRow(mq.topic or "", str(group), mq.broker_name or "",
+                                                 mq.queue_id, w.broker_offset, w.consumer_offset,
+                                                 w.broker_offset - w.consumer_offset, w.last_timestamp))
+    rows.sort(key=lambda r: (r.topic, r.group, r.broker_name, r.queue_id))
+    total = int(doc.get("totalDiff") or 0)
+    return BrokerConsumeStats(str(doc.get("brokerAddr") or broker), tuple(rows), total)
+
+
+#: mqctl's name of a maintenance request -> (request code, mqadmin command)
+MAINTENANCE = {
+    "clean-expired-cq": (RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, "cleanExpiredCQ"),
+    "clean-unused-topic": (RequestCode.CLEAN_UNUSED_TOPIC, "cleanUnusedTopic"),
+    "delete-expired-commitlog": (RequestCode.DELETE_EXPIRED_COMMITLOG, "deleteExpiredCommitLog"),
+}
+
+
+async def broker_maintenance(client: AdminClient, action: str, *, broker: str | None = None,
+                             cluster: str | None = None) -> tuple[Outcome, ...]:
+    """One of :data:`MAINTENANCE` (CLEAN_EXPIRED_CONSUMEQUEUE 306, CLEAN_UNUSED_TOPIC 316,
+    DELETE_EXPIRED_COMMITLOG 329) to the broker, or to every master of the cluster (mqadmin
+    cleanExpiredCQ, cleanUnusedTopic, deleteExpiredCommitLog)."""
+    if action not in MAINTENANCE:
+        raise BadRequest(f"unknown maintenance {action!r}: expected one of {', '.join(MAINTENANCE)}")
+    code = MAINTENANCE[action][0]
+    members = await targets(client, broker=broker, cluster=cluster, masters_only=True)
+    addrs = [m.addr for m in members]
+    results = await gather_map(addrs, lambda a: client.call(a, code))
     return tuple(outcome(a, r) for a, r in zip(addrs, results, strict=True))

@@ -18,10 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..bodies import ClusterInfo
+from ..errors import WireError
 from .client import AdminClient, gather_map
 from .common import Member, cluster_info, cluster_members, runtime_table
+from .errors import AdminError, BadRequest
 
-__all__ = ["BrokerRow", "ClusterList", "TimerProgress", "build_cluster_list", "cluster_list"]
+__all__ = ["BrokerRT", "BrokerRow", "ClusterList", "TimerProgress", "build_cluster_list", "cluster_list",
+           "cluster_rt"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,3 +181,52 @@ async def cluster_list(client: AdminClient, *, cluster: str | None = None) -> Cl
     addrs = sorted({m.addr for m in members})
     tables = await gather_map(addrs, lambda a: runtime_table(client, a))
     return build_cluster_list(info, dict(zip(addrs, tables, strict=True)), cluster=cluster)
+
+
+# ---------------------------------------------------------------------- send round-trip
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRT:
+    """mqadmin clusterRT: ``amount`` sends of ``size`` bytes to one broker, timed."""
+
+    cluster: str
+    broker_name: str
+    #: mean milliseconds per send, the first (warm-up) send left out; ``None`` when none took
+    rt_ms: float | None
+    success: int
+    fail: int
+    error: str | None = None
+
+
+async def cluster_rt(client: AdminClient, *, cluster: str | None = None, amount: int = 100,
+                     size: int = 128) -> tuple[BrokerRT, ...]:
+    """Send round-trip time per broker (mqadmin clusterRT, ``CLusterSendMsgRTCommand``): for each
+    broker name of each cluster, ``amount`` messages of ``size`` bytes to the topic named after the
+    broker, one after the other (SEND_MESSAGE_V2), and the mean time of the sends after the first."""
+    from .message import message_send
+
+    if amount < 2:
+        raise BadRequest("--amount must be at least 2 (the first send is left out of the mean)")
+    if size < 1:
+        raise BadRequest("--size must be positive")
+    info = await cluster_info(client)
+    members = cluster_members(info, cluster)
+    names = sorted({(m.cluster, m.broker_name) for m in members if m.broker_id == 0})
+    body = b"x" * size
+    out = []
+    for cname, bname in names:
+        elapsed, ok, fail, last = 0.0, 0, 0, None
+        for i in range(amount):
+            started = time.monotonic()
+            try:
+                await message_send(client, bname, body, broker=bname)
+                ok += 1
+            except (WireError, AdminError) as err:
+                fail += 1
+                last = str(err)
+            if i:
+                elapsed += time.monotonic() - started
+        rt = elapsed * 1000.0 / (amount - 1) if ok else None
+        out.append(BrokerRT(cname, bname, rt, ok, fail, last if not ok else None))
+    return tuple(out)

@@ -44,9 +44,11 @@ from .topic import topic_delete
 
 __all__ = [
     "ClientConnection",
+    "ClientStatus",
     "ConnectionInfo",
     "ConsumerGroups",
     "ConsumerProgress",
+    "GroupConfig",
     "GroupDeleteResult",
     "GroupSummary",
     "GroupWriteResult",
@@ -55,9 +57,11 @@ __all__ = [
     "build_consumer_progress",
     "build_group_summary",
     "connection_info",
+    "consumer_config",
     "consumer_connection",
     "consumer_groups",
     "consumer_progress",
+    "consumer_status",
     "group_delete",
     "group_upsert",
     "producer_connection",
@@ -458,3 +462,87 @@ async def group_delete(client: AdminClient, group: str, *, broker: str | None = 
             topics.append(Outcome(t, not bad, "; ".join(f"{o.target}: {o.error}" for o in bad) or None))
     return GroupDeleteResult(group, brokers, tuple(topics))
 
+
+
+# ---------------------------------------------------------------------- running info, group config
+
+
+@dataclass(frozen=True, slots=True)
+class ClientStatus:
+    """One client's answer to GET_CONSUMER_RUNNING_INFO: ``ConsumerRunningInfo`` as it was sent
+    (``properties``, ``subscriptionSet``, ``mqTable``, ``statusTable``, ``jstack``), or the error."""
+
+    client_id: str
+    info: dict[str, Any] | None
+    error: str | None = None
+    unreachable: bool = False
+
+
+async def consumer_status(client: AdminClient, group: str, *, client_id: str | None = None,
+                          broker: str | None = None, jstack: bool = False) -> tuple[ClientStatus, ...]:
+    """The running info of the group's clients (mqadmin consumerStatus): the connections
+    (GET_CONSUMER_CONNECTION_LIST), then GET_CONSUMER_RUNNING_INFO (307) for each client (or
+    ``client_id``), which the broker passes to the client and its answer back. The header
+    (``GetConsumerRunningInfoRequestHeader``) is sent as its pairs."""
+    from .. import fastjson
+    from ..aio import RemotingIOError
+
+    conn = await _connection(client, group, broker)
+    ids = sorted(c.client_id or "" for c in conn.connection_set)
+    if client_id is not None:
+        if client_id not in ids:
+            raise NotFound(f"client {client_id!r} is not a consumer of group {group!r} (clients: "
+                           f"{', '.join(ids) or 'none'})")
+        ids = [client_id]
+    if not ids:
+        raise NotFound(f"consumer group {group!r} is not online")
+    if broker is None:
+        brokers = _brokers(await _group_route(client, group))
+        broker = brokers[0][1]
+
+    async def one(cid: str) -> dict[str, Any]:
+        assert broker is not None
+        ext = {"consumerGroup": group, "clientId": cid, "jstackEnable": str(jstack).lower()}
+        resp = await client.call(broker, RequestCode.GET_CONSUMER_RUNNING_INFO, ext)
+        doc = fastjson.loads(resp.body or b"{}", what="ConsumerRunningInfo")
+        if not isinstance(doc, dict):
+            raise NotFound(f"client {cid!r} sent no running info")
+        return {str(k): v for k, v in doc.items()}
+
+    results = await gather_map(ids, one)
+    return tuple(ClientStatus(cid, r, None) if isinstance(r, dict)
+                 else ClientStatus(cid, None, str(r), isinstance(r, RemotingIOError))
+                 for cid, r in zip(ids, results, strict=True))
+
+
+@dataclass(frozen=True, slots=True)
+class GroupConfig:
+    """A subscription group's config on one broker (mqadmin getConsumerConfig)."""
+
+    cluster: str
+    broker_name: str
+    addr: str
+    config: SubscriptionGroupConfig | None
+    error: str | None = None
+    unreachable: bool = False
+
+
+async def consumer_config(client: AdminClient, group: str) -> tuple[GroupConfig, ...]:
+    """The group's SubscriptionGroupConfig from every master that has it
+    (GET_ALL_SUBSCRIPTIONGROUP_CONFIG 201, mqadmin getConsumerConfig); the masters that do not
+    answer keep an entry with the error."""
+    from ..aio import RemotingIOError
+    from .common import MASTER_ID, cluster_members
+
+    members = [m for m in cluster_members(await cluster_info(client)) if m.broker_id == MASTER_ID]
+    results = await gather_map([m.addr for m in members], lambda a: group_config(client, a, group))
+    out = []
+    for m, r in zip(members, results, strict=True):
+        if isinstance(r, Exception):
+            out.append(GroupConfig(m.cluster, m.broker_name, m.addr, None, str(r),
+                                   isinstance(r, RemotingIOError)))
+        elif r is not None:
+            out.append(GroupConfig(m.cluster, m.broker_name, m.addr, r))
+    if not out:
+        raise NotFound(f"no broker has the subscription group {group!r}")
+    return tuple(out)

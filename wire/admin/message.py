@@ -420,7 +420,8 @@ async def _bounds(client: AdminClient, addr: str, topic: str, queue_id: int) -> 
 
 async def message_consume(client: AdminClient, topic: str, *, broker: str | None = None,
                           queue: int | None = None, offset: int | None = None, count: int = 32,
-                          group: str = TOOLS_CONSUMER, sql: str | None = None) -> ConsumeResult:
+                          group: str = TOOLS_CONSUMER, sql: str | None = None, begin: int | None = None,
+                          end: int | None = None) -> ConsumeResult:
     """Read up to ``count`` messages of a topic, queue after queue (by broker name and queue id),
     each from ``offset`` or from its min offset, with a PULL_MESSAGE loop up to its max offset
     (mqadmin printMsg / consumeMessage).
@@ -430,11 +431,20 @@ async def message_consume(client: AdminClient, topic: str, *, broker: str | None
     offset is not pulled), since such a pull makes the broker write an OFFSET_MOVED_EVENT message.
     A broker that does not answer is in ``failures`` and its queues are passed over.
 
+    ``begin``/``end`` (milliseconds since the epoch) keep the messages stored in that time: each
+    queue starts at the offset SEARCH_OFFSET_BY_TIMESTAMP (29) gives for ``begin`` (mqadmin
+    printMsg/consumeMessage ``-b``/``-e``), and a queue is left at its first message stored after
+    ``end``.
+
     With ``sql``, only messages the SQL92 selector matches are read: the selector is compiled
     here first (:mod:`wire.sql92`; a bad one is a :class:`BadRequest` with Java's message), each
     broker is asked CHECK_CLIENT_CONFIG (46) as a Java consumer asks before it starts (a broker
     without ``enablePropertyFilter`` refuses, and its answer is the error), and the pulls carry the
     selector with expressionType SQL92; the broker filters on the messages' properties."""
+    if begin is not None and offset is not None:
+        raise BadRequest("give an offset or a begin time, not both")
+    if begin is not None and end is not None and end < begin:
+        raise BadRequest("the end time is before the begin time")
     if count <= 0:
         raise BadRequest("count must be positive")
     if offset is not None and offset < 0:
@@ -465,7 +475,18 @@ async def message_consume(client: AdminClient, topic: str, *, broker: str | None
             topic=topic, sub_string=sql, sub_version=int(time.time() * 1000), expression_type="SQL92"))
         for bname in sorted({b for b, _ in queues}):
             await client.call(masters[bname], RequestCode.CHECK_CLIENT_CONFIG, None, check.encode())
-    ranges = await gather_map(queues, lambda bq: _bounds(client, masters[bq[0]], topic, bq[1]))
+
+    async def queue_range(bq: tuple[str, int]) -> tuple[int, int]:
+        lo, hi = await _bounds(client, masters[bq[0]], topic, bq[1])
+        if begin is not None:
+            from ..headers import SearchOffsetRequestHeader, SearchOffsetResponseHeader
+
+            found = await client.call(masters[bq[0]], RequestCode.SEARCH_OFFSET_BY_TIMESTAMP,
+                                      SearchOffsetRequestHeader(topic=topic, queue_id=bq[1], timestamp=begin))
+            lo = max(lo, SearchOffsetResponseHeader.from_ext(found.ext_fields).offset)
+        return lo, hi
+
+    ranges = await gather_map(queues, queue_range)
     silent: dict[str, Outcome] = {}
     for (bname, _q), res in zip(queues, ranges, strict=True):
         if isinstance(res, Exception) and bname not in silent:
@@ -496,9 +517,21 @@ async def message_consume(client: AdminClient, topic: str, *, broker: str | None
                 continue
             if code != ResponseCode.SUCCESS or not msgs:
                 break
-            take = msgs[:count - len(messages)]
+            past_end = False
+            if begin is not None or end is not None:
+                kept = [m for m in msgs if begin is None or m.store_timestamp >= begin]
+                if end is not None and any(m.store_timestamp > end for m in kept):
+                    kept = [m for m in kept if m.store_timestamp <= end]
+                    past_end = True
+                msgs_in = kept
+            else:
+                msgs_in = msgs
+            take = msgs_in[:count - len(messages)]
             messages += take
-            pos = take[-1].queue_offset + 1 if len(take) < len(msgs) else nxt
+            if past_end:
+                pos = take[-1].queue_offset + 1 if take else pos
+                break
+            pos = take[-1].queue_offset + 1 if take and len(take) < len(msgs_in) else nxt
         reads.append(QueueRead(bname, qid, lo, hi, start, pos))
         if len(messages) >= count:
             break

@@ -24,6 +24,7 @@ once).
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING
 
@@ -430,6 +431,82 @@ def delete_expired_commitlog(broker: Broker, conn: RemotingConnection, req: Remo
     return req.response(ResponseCode.SUCCESS)
 
 
+# ---------------------------------------------------------------------------- offsets of groups
+
+
+def clone_group_offset(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    """CLONE_GROUP_OFFSET (314): the source group's committed offsets of the topic (every topic it
+    consumes, without one) copied to the destination group, ``ConsumerOffsetManager.cloneOffset``."""
+    src, dest = req.ext_fields.get("srcGroup") or "", req.ext_fields.get("destGroup") or ""
+    if not src or not dest:
+        return req.response(ResponseCode.SYSTEM_ERROR, "srcGroup and destGroup are required")
+    offline = req.ext_fields.get("offline", "false").strip().lower() == "true"
+    wanted = (req.ext_fields.get("topic") or "").strip()
+    topics = {wanted} if wanted else broker.offsets.topics_of_group(src)
+    for topic in sorted(topics):
+        if broker.topics.select(topic) is None:
+            log.warning("[cloneGroupOffset], topic config not exist, %s", topic)
+            continue
+        if (not offline and broker.consumers.subscription_count(src) > 0
+                and broker.consumers.find_subscription(src, topic) is None):
+            log.warning("[cloneGroupOffset], the consumer group[%s], topic[%s] not exist", src, topic)
+            continue
+        offsets = broker.offsets.table.get(f"{topic}@{src}")
+        if offsets is not None:
+            broker.offsets.table[f"{topic}@{dest}"] = dict(offsets)
+    return req.response(ResponseCode.SUCCESS)
+
+
+def view_broker_stats_data(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    """VIEW_BROKER_STATS_DATA (315): one stats item's minute, hour and day (``BrokerStatsData``)."""
+    name, key = req.ext_fields.get("statsName") or "", req.ext_fields.get("statsKey") or ""
+    view = broker.stats.view(name, key)
+    if view is None:
+        return req.response(ResponseCode.SYSTEM_ERROR, f"The stats <{name}> <{key}> not exist")
+    body = {f"stats{w.title()}": {"avgpt": v["avgpt"], "sum": int(v["sum"]), "tps": v["tps"]}
+            for w, v in view.items()}
+    return req.response(ResponseCode.SUCCESS, None, None, json.dumps(body, separators=(",", ":")).encode())
+
+
+def clean_unused_topic(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    """CLEAN_UNUSED_TOPIC (316): the queues of topics no longer configured go."""
+    _clean_unused_topics(broker)
+    return req.response(ResponseCode.SUCCESS)
+
+
+def get_broker_consume_stats(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
+    """GET_BROKER_CONSUME_STATS (317), ``fetchAllConsumeStatsInBroker``: for every subscription
+    group, a ConsumeStats per topic it has offsets of (``isOrder``: ordered topics only)."""
+    is_order = req.ext_fields.get("isOrder", "false").strip().lower() == "true"
+    store = broker.store
+    groups_out = []
+    total_diff = 0
+    for group in sorted(broker.groups.table):
+        stats = []
+        for topic in sorted(broker.offsets.topics_of_group(group)):
+            tc = broker.topics.select(topic)
+            if tc is None or (is_order and not tc.order):
+                continue
+            if (broker.consumers.find_subscription(group, topic) is None
+                    and broker.consumers.subscription_count(group) > 0):
+                continue
+            table: dict[MessageQueue, OffsetWrapper] = {}
+            for i in range(tc.write_queue_nums):
+                broker_offset = max(0, store.max_offset(topic, i))
+                consumer_offset = max(0, broker.offsets.query(group, topic, i))
+                last = store.message_store_time(topic, i, consumer_offset - 1) if consumer_offset > 0 else 0
+                table[_mq(broker, topic, i)] = OffsetWrapper(
+                    broker_offset=broker_offset, consumer_offset=consumer_offset, last_timestamp=max(0, last))
+                total_diff += broker_offset - consumer_offset
+            stats.append(ConsumeStats(offset_table=table, consume_tps=broker.group_stats.tps(group, topic)))
+        groups_out.append((group, stats))
+    parts = ",".join("{" + json.dumps(g) + ":[" + ",".join(s.encode().decode("utf-8") for s in stats) + "]}"
+                     for g, stats in groups_out)
+    addr = json.dumps(broker.address)
+    body = f'{{"brokerAddr":{addr},"consumeStatsList":[{parts}],"totalDiff":{total_diff}}}'
+    return req.response(ResponseCode.SUCCESS, None, None, body.encode("utf-8"))
+
+
 HANDLERS: dict[int, BrokerHandler] = {
     RequestCode.UPDATE_AND_CREATE_TOPIC: update_and_create_topic,
     RequestCode.GET_ALL_TOPIC_CONFIG: get_all_topic_config,
@@ -450,6 +527,10 @@ HANDLERS: dict[int, BrokerHandler] = {
     RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER: get_system_topic_list_from_broker,
     RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE: clean_expired_consume_queue,
     RequestCode.DELETE_EXPIRED_COMMITLOG: delete_expired_commitlog,
+    RequestCode.CLONE_GROUP_OFFSET: clone_group_offset,
+    RequestCode.VIEW_BROKER_STATS_DATA: view_broker_stats_data,
+    RequestCode.CLEAN_UNUSED_TOPIC: clean_unused_topic,
+    RequestCode.GET_BROKER_CONSUME_STATS: get_broker_consume_stats,
 }
 
 #: request code -> the decoding of its body (run off the event loop for a large body)

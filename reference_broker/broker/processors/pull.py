@@ -302,6 +302,7 @@ def process_pull(
     if code == ResponseCode.SUCCESS:
         body = b"".join(r.messages)
         broker.group_stats.record(group, topic, len(r.messages))
+        broker.stats.record("GROUP_GET_NUMS", f"{topic}@{group}", len(r.messages))
     elif code == ResponseCode.PULL_NOT_FOUND and allow_suspend and sys_flag & _SUSPEND:
         timeout = h.suspend_timeout_millis
         if not broker.long_polling_enable:

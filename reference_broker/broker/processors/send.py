@@ -307,6 +307,11 @@ def put_status_response(
     status = result.status
     code = 0 if status is _PUT_OK else _STORED_CODES.get(status)
     if code is not None:
+        # mirrors handlePutMessageResult: incTopicPutNums (SEND_MESSAGE names the topic "topic",
+        # SEND_MESSAGE_V2 and the batch "b")
+        topic = req.ext_fields.get("topic") or req.ext_fields.get("b")
+        if topic:
+            broker.stats.record("TOPIC_PUT_NUMS", topic, result.msg_num)
         ext = {
             "msgId": result.msg_id,
             "queueId": str(queue_id),
