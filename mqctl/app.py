@@ -149,12 +149,19 @@ class RootGroup(TyperGroup):
         _format_commands(self, ctx, formatter)
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        from .aliases import resolve_alias
+        from .aliases import resolve_alias, route_alias
 
-        found = resolve_alias(args[0]) if args and super().get_command(ctx, args[0]) is None else None
-        if found is None:
+        if not args or super().get_command(ctx, args[0]) is not None:
             return super().resolve_command(ctx, args)
-        path, rewrite = found
+        routed = route_alias(args[0], args[1:])
+        if routed is not None:
+            path, rest = routed
+            rewrite: Any = lambda _args: rest  # noqa: E731
+        else:
+            found = resolve_alias(args[0])
+            if found is None:
+                return super().resolve_command(ctx, args)
+            path, rewrite = found
         cmd: Any = self
         for word in path:
             cmd = cmd.get_command(ctx, word)
@@ -229,7 +236,10 @@ def _noun(argv: list[str]) -> str | None:
         elif not arg.startswith("-"):
             from .aliases import resolve_alias
 
-            found = resolve_alias(arg)
+            try:
+                found = resolve_alias(arg)
+            except CliError:  # an mqadmin name mqctl does not cover: said when the command runs
+                return None
             return found[0][0] if found is not None else arg
     return None
 

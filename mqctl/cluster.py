@@ -229,6 +229,7 @@ def rt(
     cluster: Annotated[str | None, typer.Option("--cluster", "-c", help="Only this cluster.")] = None,
     amount: Annotated[int, typer.Option("--amount", "-a", help="Messages sent to each broker.")] = 100,
     size: Annotated[int, typer.Option("--size", "-s", help="Body size in bytes.")] = 128,
+    broker: Annotated[str | None, typer.Option("--broker", "-b", help="Only this broker name.")] = None,
 ) -> None:
     """Send round-trip time of every broker: AMOUNT messages of SIZE bytes to the topic named after
     the broker, the mean time after the first send (mqadmin clusterRT)."""
@@ -237,7 +238,7 @@ def rt(
 
     from .runner import finish, run
 
-    result = run(ctx, api.cluster_rt, cluster=cluster, amount=amount, size=size)
+    result = run(ctx, api.cluster_rt, cluster=cluster, amount=amount, size=size, broker=broker)
     out = settings(ctx).output
     for b in result:
         if b.error is not None:

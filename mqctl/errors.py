@@ -1,12 +1,15 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """Exit codes and the errors that carry them to the CLI boundary.
 
-| code | meaning |
-| --- | --- |
-| 0 | success |
-| 1 | the server answered an error, a verdict failed, or input did not decode |
-| 2 | usage: bad arguments or options |
-| 3 | cannot connect, or timed out |
+- 0: success (also a closed output pipe: ``mqctl … | head -1`` ends quietly);
+- 1: a server answered an error, what was asked for does not exist, a change did not take, a
+  verdict failed, input did not decode, or the output cannot be written;
+- 2: usage: bad arguments, options or config file values;
+- 3: cannot connect, timed out, or the peer is not a RocketMQ server.
+
+A command that asks several servers follows one rule when some do not answer
+(:func:`mqctl.runner.finish`): 3 when each of those could not be reached or did not answer in
+time, 1 when one of them answered an error (docs/cli.md, "Partial answers").
 """
 
 from __future__ import annotations

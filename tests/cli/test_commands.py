@@ -562,7 +562,7 @@ def test_message_consume(invoke, patch_op):
     rec = patch_op("message", "message_consume", result)
     r = invoke("message", "consume", "-t", "T", "-b", "broker-a", "-q", "3", "-O", "0", "-c", "2", "-g", "G")
     assert rec.kwargs == {"topic": "T", "broker": "broker-a", "queue": 3, "offset": 0, "count": 2, "group": "G",
-                          "sql": None}
+                          "sql": None, "begin": None, "end": None}
     rows = [line.split() for line in r.stdout.splitlines()[1:]]
     assert rows[0][-3:] == ["query", "me", "please"] and rows[1][-1] == "01"
     assert "2 message(s) from 1 queue(s)" in r.stderr

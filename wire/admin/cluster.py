@@ -21,7 +21,7 @@ from ..bodies import ClusterInfo
 from ..errors import WireError
 from .client import AdminClient, gather_map
 from .common import Member, cluster_info, cluster_members, runtime_table
-from .errors import AdminError, BadRequest
+from .errors import AdminError, BadRequest, NotFound
 
 __all__ = ["BrokerRT", "BrokerRow", "ClusterList", "TimerProgress", "build_cluster_list", "cluster_list",
            "cluster_rt"]
@@ -200,10 +200,11 @@ class BrokerRT:
 
 
 async def cluster_rt(client: AdminClient, *, cluster: str | None = None, amount: int = 100,
-                     size: int = 128) -> tuple[BrokerRT, ...]:
+                     size: int = 128, broker: str | None = None) -> tuple[BrokerRT, ...]:
     """Send round-trip time per broker (mqadmin clusterRT, ``CLusterSendMsgRTCommand``): for each
     broker name of each cluster, ``amount`` messages of ``size`` bytes to the topic named after the
-    broker, one after the other (SEND_MESSAGE_V2), and the mean time of the sends after the first."""
+    broker, one after the other (SEND_MESSAGE_V2), and the mean time of the sends after the first.
+    ``broker`` keeps one broker name (mqadmin sendMsgStatus)."""
     from .message import message_send
 
     if amount < 2:
@@ -212,7 +213,10 @@ async def cluster_rt(client: AdminClient, *, cluster: str | None = None, amount:
         raise BadRequest("--size must be positive")
     info = await cluster_info(client)
     members = cluster_members(info, cluster)
-    names = sorted({(m.cluster, m.broker_name) for m in members if m.broker_id == 0})
+    names = sorted({(m.cluster, m.broker_name) for m in members if m.broker_id == 0
+                    and (broker is None or m.broker_name == broker)})
+    if broker is not None and not names:
+        raise NotFound(f"no master broker named {broker!r}")
     body = b"x" * size
     out = []
     for cname, bname in names:
