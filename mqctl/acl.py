@@ -132,7 +132,7 @@ def version(ctx: typer.Context, broker: BrokerOpt = None, cluster: ClusterOpt = 
     results = run(ctx, api.acl_versions, broker=broker, cluster=cluster)
     rows = [r for r in results if r.error is None]
     out = settings(ctx).output
-    out.render(rows, ["#Cluster", "#Broker", "#Addr", "#Counter", "#Updated", "#Files"], [
+    out.render(results, ["#Cluster", "#Broker", "#Addr", "#Counter", "#Updated", "#Files"], [
         [r.cluster_name, r.broker_name, r.addr, r.counter, human_ms(r.timestamp) if r.timestamp else None,
          len(r.files)] for r in rows])
     _failed(out, results, "acl version")
@@ -170,7 +170,8 @@ def list_(
     rows: list[list[object]] = []
     plain: list[dict[str, object]] = []
     for r in results:
-        if r.config is None:
+        if r.config is None:  # a warning line, and its error in JSON
+            plain.append({"addr": r.addr, "error": r.error, "unreachable": r.unreachable})
             continue
         accounts = []
         for a in r.config.plain_access_configs:

@@ -200,6 +200,18 @@ def _ms_to_s(value: str) -> list[str]:
         raise UsageError(f"timeoutMillis: {value!r} is not a number of milliseconds") from None
 
 
+def _each(option: str) -> Fn:
+    """A comma-separated mqadmin list (``topicA=DENY,topicB=SUB``) as a repeated mqctl option."""
+    return Fn(lambda value: [a for item in value.split(",") if item.strip() for a in (option, item.strip())])
+
+
+def _admin(value: str) -> list[str]:
+    text = value.strip().lower()
+    if text not in ("true", "false"):
+        raise UsageError(f"updateAclConfig: -m (admin) takes true or false, not {value!r}")
+    return ["--admin"] if text == "true" else []
+
+
 def _export_file(value: str) -> list[str]:
     # mqadmin's -f is a directory: the document is DIR/metadata.json
     return ["--file", value.rstrip("/") + "/metadata.json"]
@@ -221,7 +233,6 @@ def _join_kv(args: list[str]) -> list[str]:
 
 _NOT_SUPPORTED_BY_MQCTL = "mqctl does not take it"
 _HA_LATER = "the controller commands of mqctl ha are not there yet"
-_ACL = "ACL (access and secret keys) is not supported by mqctl and the reference servers yet"
 _STATIC = "static topics (5.x logic queues) are not supported by mqctl and the reference servers"
 _CONTAINER = "the 5.x broker container is not supported by mqctl and the reference servers"
 
@@ -362,11 +373,21 @@ MQADMIN: tuple[Alias, ...] = (
         ("o", "offset", Opt("--offset")), ("g", "consumerGroup", Opt("--group")),
         ("s", "beginTimestamp", Opt("--begin")), ("e", "endTimestamp", Opt("--end")),
         ("c", "MessageNumber", Opt("--count"))]),
-    _no("updateAclConfig", _ACL),
-    _no("deleteAclConfig", _ACL),
-    _no("clusterAclConfigVersion", _ACL),
-    _no("updateGlobalWhiteAddr", _ACL),
-    _no("getAclConfig", _ACL, since_5=True),
+    _a("updateAclConfig", ("acl", "update"), [
+        ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster")),
+        ("a", "accessKey", Opt("--account")), ("s", "secretKey", Opt("--account-secret")),
+        ("w", "whiteRemoteAddress", Opt("--white-address")), ("i", "defaultTopicPerm", Opt("--default-topic-perm")),
+        ("u", "defaultGroupPerm", Opt("--default-group-perm")), ("t", "topicPerms", _each("--topic-perm")),
+        ("g", "groupPerms", _each("--group-perm")), ("m", "admin", Fn(_admin))]),
+    _a("deleteAclConfig", ("acl", "delete"), [
+        ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster")), ("a", "accessKey", Pos(0))]),
+    _a("clusterAclConfigVersion", ("acl", "version"), [
+        ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster"))]),
+    _a("updateGlobalWhiteAddr", ("acl", "white-addrs"), [
+        ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster")),
+        ("g", "globalWhiteRemoteAddresses", Pos(0)), ("p", "aclFileFullPath", Opt("--file"))]),
+    _a("getAclConfig", ("acl", "list"), [
+        ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster"))], since_5=True),
     _no("updateStaticTopic", _STATIC, since_5=True),
     _no("remappingStaticTopic", _STATIC, since_5=True),
     _a("exportMetadata", ("cluster", "metadata", "export"), [

@@ -144,13 +144,18 @@ def up(
     force: Annotated[bool, typer.Option(
         help="Use --dir even though it holds files mqctl did not make (they are left alone, "
         "also by 'down --purge').")] = False,
+    broker_set: Annotated[list[str] | None, typer.Option(
+        "--broker-set", metavar="KEY=VALUE", help="Add this setting to every broker's configuration "
+        "(aclEnable=true, say); repeatable.")] = None,
 ) -> None:
     """Start a local reference cluster in the background and wait until it answers."""
     from . import local
+    from .serving import parse_sets
 
+    extra = parse_sets(broker_set, "--broker-set")
     result = local.cluster_up(local.cluster_dir(dir_), layout=layout, host=host,
                               namesrv_port=namesrv_port, broker_port=broker_port,
-                              cluster_name=cluster_name, wait=wait, force=force)
+                              cluster_name=cluster_name, wait=wait, force=force, broker_config=extra)
     _show(settings(ctx).output, result, "started")
     out = settings(ctx).output
     if out.format == "table":

@@ -43,6 +43,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -52,6 +53,7 @@ __all__ = [
     "LAYOUTS",
     "LAYOUT_HELP",
     "BrokerPlan",
+    "LAYOUT_KEYS",
     "LocalCluster",
     "LocalClusterError",
     "LocalProcess",
@@ -160,7 +162,8 @@ def cluster_dir(path: Path | str | None = None) -> Path:
 
 
 def _broker_properties(b: BrokerPlan, cluster_name: str, host: str, port: int, namesrv_addr: str,
-                       store: Path, controller_addr: str | None = None) -> str:
+                       store: Path, controller_addr: str | None = None,
+                       extra: Mapping[str, str] | None = None) -> str:
     values = {
         "brokerClusterName": cluster_name,
         "brokerName": b.broker_name,
@@ -183,7 +186,16 @@ def _broker_properties(b: BrokerPlan, cluster_name: str, host: str, port: int, n
         values.update({"enableControllerMode": "true", "controllerAddr": controller_addr,
                        "allAckInSyncStateSet": "true",
                        "storePathEpochFile": str(store / "epochFileCheckpoint")})
+    values.update(extra or {})
     return "".join(f"{k}={v}\n" for k, v in values.items())
+
+
+#: the broker settings a layout owns (``--broker-set`` may not change them: the cluster's state,
+#: its ports and its directory follow from them)
+LAYOUT_KEYS = frozenset({"brokerClusterName", "brokerName", "brokerId", "brokerRole", "namesrvAddr",
+                         "brokerIP1", "brokerIP2", "listenPort", "haListenPort", "storePathRootDir",
+                         "storePathCommitLog", "enableControllerMode", "controllerAddr",
+                         "storePathEpochFile"})
 
 
 #: the addresses a process listening on every interface is reached at (and registered as)
@@ -508,9 +520,15 @@ def purge_directory(directory: Path) -> Purge:
 
 def cluster_up(directory: Path, *, layout: str = "single", host: str = "127.0.0.1",
                namesrv_port: int = 9876, broker_port: int = 10911,
-               cluster_name: str = "DefaultCluster", wait: float = 20.0, force: bool = False) -> LocalCluster:
+               cluster_name: str = "DefaultCluster", wait: float = 20.0, force: bool = False,
+               broker_config: Mapping[str, str] | None = None) -> LocalCluster:
     """Start the layout in ``directory`` and wait until every process answers. A directory
-    holding files mqctl did not make is refused unless ``force`` (see :func:`claim_directory`)."""
+    holding files mqctl did not make is refused unless ``force`` (see :func:`claim_directory`).
+    ``broker_config`` is added to every broker's configuration (not the keys of :data:`LAYOUT_KEYS`)."""
+    owned = sorted(set(broker_config or {}) & LAYOUT_KEYS)
+    if owned:
+        raise BadRequest(f"--broker-set {owned[0]}: the layout sets it "
+                         "(see --broker-port, --host, --cluster-name)")
     planned = plan(directory, layout=layout, host=host, namesrv_port=namesrv_port,
                    broker_port=broker_port, cluster_name=cluster_name)
     previous = _load(directory)
@@ -549,7 +567,7 @@ def cluster_up(directory: Path, *, layout: str = "single", host: str = "127.0.0.
     for p in planned.processes[1:]:
         Path(p.config).write_text(_broker_properties(
             plans[p.name], cluster_name, advertised_host(host), p.ports[0], planned.namesrv_addr,
-            directory / "store" / p.name, controller_addr), encoding="utf-8")
+            directory / "store" / p.name, controller_addr, broker_config), encoding="utf-8")
 
     started: list[LocalProcess] = []
     cluster = planned

@@ -66,6 +66,23 @@ def test_reset_offset_by_time_and_consume_message(invoke, patch_op):
                           "group": "TOOLS_CONSUMER", "begin": None, "end": None}
 
 
+def test_acl_commands_take_mqadmins_options(invoke, patch_op):
+    rec = patch_op("acl", "acl_update", (Outcome("10.0.0.1:10911", True),))
+    r = invoke("updateAclConfig", "-b", "10.0.0.1:10911", "-a", "operator1", "-s", "operator-secret",
+               "-t", "topicA=DENY,topicB=PUB|SUB", "-g", "groupA=SUB", "-i", "PUB", "-m", "true")
+    assert r.exit_code == 0, r.output
+    assert rec.kwargs == {"access_key": "operator1", "secret_key": "operator-secret", "white_remote_address": None,
+                          "admin": True, "default_topic_perm": "PUB", "default_group_perm": None,
+                          "topic_perms": ["topicA=DENY", "topicB=PUB|SUB"], "group_perms": ["groupA=SUB"],
+                          "broker": "10.0.0.1:10911", "cluster": None}
+    rec = patch_op("acl", "acl_white_addrs", (Outcome("10.0.0.1:10911", True),))
+    assert invoke("updateGlobalWhiteAddr", "-c", "C1", "-g", "10.10.103.*,192.168.0.*").exit_code == 0
+    assert rec.kwargs == {"addresses": ["10.10.103.*", "192.168.0.*"], "file": "", "broker": None, "cluster": "C1"}
+    rec = patch_op("acl", "acl_delete", (Outcome("10.0.0.1:10911", True),))
+    assert invoke("deleteAclConfig", "-c", "C1", "-a", "operator1").exit_code == 0
+    assert rec.kwargs == {"access_key": "operator1", "broker": None, "cluster": "C1"}
+
+
 @pytest.mark.parametrize(("args", "says"), [
     (("queryMsgTraceById", "-i", "X"), "error: mqadmin's queryMsgTraceById has no mqctl command: message traces"),
     (("printMsg", "-t", "T", "-c", "UTF-8"), "error: printMsg: mqadmin's -c (charsetName) has no mqctl equivalent"),

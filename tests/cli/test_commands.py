@@ -194,11 +194,12 @@ def test_cluster_up_arguments(invoke, monkeypatch, tmp_path):
 
     monkeypatch.setattr(local, "cluster_up", up)
     r = invoke("cluster", "up", "--layout", "2m-noslave", "--dir", str(tmp_path), "--namesrv-port", "19876",
-               "--broker-port", "20911", "--host", "127.0.0.2", "--cluster-name", "C9", "--wait", "5", "--force")
+               "--broker-port", "20911", "--host", "127.0.0.2", "--cluster-name", "C9", "--wait", "5", "--force",
+               "--broker-set", "aclEnable=true", "--broker-set", "rocketmqHome=/srv/rmq")
     assert r.exit_code == 0, r.output
     assert seen == {"directory": tmp_path.resolve(), "layout": "2m-noslave", "host": "127.0.0.2",
                     "namesrv_port": 19876, "broker_port": 20911, "cluster_name": "C9", "wait": 5.0,
-                    "force": True}
+                    "force": True, "broker_config": {"aclEnable": "true", "rocketmqHome": "/srv/rmq"}}
     assert "broker-a  master   127.0.0.1:10911  12" in r.stdout
 
 

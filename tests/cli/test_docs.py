@@ -8,6 +8,9 @@ The page's addresses are the official layout's (name server 127.0.0.1:9876, brok
 broker-b :10931; the HA examples show Java 5.0.0 brokers on :30911/:31911): they are mapped to the
 test cluster's. The groups the examples name have a consumer online (simulated on this process's
 loop, as the Java client heartbeats and commits), and the topic the page deletes is created first.
+The brokers check plain ACL (``--broker-set aclEnable=true``, this machine a global white address,
+as the page's acl examples need a broker with ACL on), and a ``$ export`` line of the page sets its
+variables for the examples after it.
 """
 
 from __future__ import annotations
@@ -39,11 +42,14 @@ class Example:
     command: str
     #: the table header the page shows under the command, when it shows one
     header: list[str] | None
+    #: the variables the page's ``$ export`` lines above it have set
+    env: dict[str, str]
 
 
 def examples(text: str) -> list[Example]:
     """Every ``$ mqctl …`` line of a code block, and every ``mqctl …`` line of a ``sh`` block."""
     out: list[Example] = []
+    env: dict[str, str] = {}
     block: str | None = None
     lines = text.splitlines()
     for n, line in enumerate(lines, 1):
@@ -53,6 +59,11 @@ def examples(text: str) -> list[Example]:
         if block is None:
             continue
         cmd = None
+        if line.startswith("$ export "):
+            for assignment in shlex.split(line[len("$ export "):]):
+                name, _, value = assignment.partition("=")
+                env[name] = value
+            continue
         if line.startswith("$ mqctl "):
             cmd = line[2:]
         elif block == "sh" and line.startswith("mqctl "):
@@ -63,7 +74,7 @@ def examples(text: str) -> list[Example]:
         following = (lines[n] if n < len(lines) else "").split()
         # a table's header: every word a #Column (a key/value line such as #MasterAddr ADDR is not)
         header = following if following and all(w.startswith("#") for w in following) else None
-        out.append(Example(n, cmd, header))
+        out.append(Example(n, cmd, header, dict(env)))
     return out
 
 
@@ -129,7 +140,13 @@ class DocsCluster:
         self.ports = {"9876": str(ns_port), "10911": str(base), "10931": str(base + 20),
                       "30911": str(base), "31911": str(base + 20)}
         self.ns = f"127.0.0.1:{ns_port}"
-        self.up_args = ["--dir", str(self.dir), "--namesrv-port", str(ns_port), "--broker-port", str(base)]
+        home = root / "acl-home"
+        (home / "conf").mkdir(parents=True)
+        (home / "conf" / "plain_acl.yml").write_text(
+            "globalWhiteRemoteAddresses:\n  - 127.0.0.1\n"
+            "accounts:\n  - accessKey: rocketmq2\n    secretKey: '12345678'\n    admin: true\n")
+        self.up_args = ["--dir", str(self.dir), "--namesrv-port", str(ns_port), "--broker-port", str(base),
+                        "--broker-set", "aclEnable=true", "--broker-set", f"rocketmqHome={home}"]
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.conns: list[Any] = []
@@ -220,7 +237,7 @@ def test_every_example_runs(cluster):
         if "--watch" in argv:
             rc, out, err = _watch(argv, cluster.root)
         else:
-            env = {**os.environ, "TZ": "UTC", "MQCTL_CONFIG": os.devnull}
+            env = {**os.environ, **ex.env, "TZ": "UTC", "MQCTL_CONFIG": os.devnull}
             env.pop("NAMESRV_ADDR", None)
             done = subprocess.run([*mqctl_cmd(), *argv], capture_output=True, text=True, env=env, timeout=120,
                                   cwd=cluster.root)

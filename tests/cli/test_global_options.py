@@ -147,3 +147,53 @@ def test_settings_table_and_fields_agree():
 
     names = {f.name for f in fields(Settings)}
     assert {o.name for o in GLOBAL_OPTIONS} <= names
+
+
+def test_credentials_are_global_options_too(invoke, patch_op, monkeypatch, tmp_path):
+    """The ACL credentials go through the same machinery: after the command as well, from one place
+    (the command line, else the environment, else the profile), the secret never shown."""
+    from wire.acl import Credentials
+
+    for name in ("MQCTL_ACCESS_KEY", "MQCTL_SECRET_KEY", "MQCTL_SECURITY_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    rec = patch_op("cluster", "cluster_list", ClusterList(()))
+    assert invoke("cluster", "list", "--access-key", "ops-admin", "--secret-key", "s3cret!").exit_code == 0
+    assert rec.clients[0].credentials == Credentials("ops-admin", "s3cret!")
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("default: p\nprofiles:\n  p: {access_key: ops-admin, secret_key: 12345678, security_token: t}\n")
+    monkeypatch.setenv("MQCTL_CONFIG", str(cfg))
+    assert invoke("cluster", "list").exit_code == 0  # a YAML number is the secret's text
+    assert rec.clients[1].credentials == Credentials("ops-admin", "12345678", "t")
+    monkeypatch.setenv("MQCTL_ACCESS_KEY", "env-key")
+    monkeypatch.setenv("MQCTL_SECRET_KEY", "env-secret")
+    assert invoke("cluster", "list").exit_code == 0  # the environment's pair, not the profile's token
+    assert rec.clients[2].credentials == Credentials("env-key", "env-secret")
+
+
+def test_half_a_pair_is_a_usage_error_naming_its_place(main, monkeypatch, tmp_path):
+    for name in ("MQCTL_ACCESS_KEY", "MQCTL_SECRET_KEY", "MQCTL_SECURITY_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MQCTL_CONFIG", os.devnull)
+    rc, out, err = main("cluster", "list", "--secret-key", "only-the-secret")
+    assert rc == 2 and err == "error: --access-key and --secret-key go together: give both\n"
+    monkeypatch.setenv("MQCTL_SECRET_KEY", "only-the-secret")
+    rc, out, err = main("cluster", "list")
+    assert rc == 2 and err == "error: $MQCTL_ACCESS_KEY and $MQCTL_SECRET_KEY go together: set both\n"
+    monkeypatch.delenv("MQCTL_SECRET_KEY")
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("default: p\nprofiles:\n  p:\n    secret_key: only-the-secret\n")
+    monkeypatch.setenv("MQCTL_CONFIG", str(cfg))
+    rc, out, err = main("cluster", "list")
+    assert rc == 2 and err == f"error: {cfg}:4: profile 'p': access_key and secret_key go together\n"
+    cfg.write_text("default: p\nprofiles:\n  p:\n    access_key: k\n    secret_key: [only-the-secret]\n")
+    rc, out, err = main("cluster", "list")
+    assert rc == 2 and err == f"error: {cfg}:5: profile 'p': secret_key: expected a non-empty text\n"
+    assert "only-the-secret" not in out
+
+
+def test_the_settings_never_show_the_secret(monkeypatch):
+    from mqctl.settings import resolve
+
+    monkeypatch.setenv("MQCTL_CONFIG", os.devnull)
+    s = resolve({"access_key": ("k", "--access-key"), "secret_key": ("s3cret!", "--secret-key")})
+    assert "s3cret!" not in repr(s) and "s3cret!" not in repr(s.credentials)

@@ -145,6 +145,8 @@ def test_cluster_down_is_idempotent(tmp_path):
     (("--broker-port", "1"), "--broker-port 1: broker-a's VIP port (listen port - 2) would be -1"),
     (("--broker-port", "65520", "--layout", "2m-noslave"), "--broker-port 65520: broker-b's port would be 65540"),
     (("--namesrv-port", "70000"), "--namesrv-port 70000 is out of range"),
+    (("--broker-set", "listenPort=1"), "--broker-set listenPort: the layout sets it"),
+    (("--broker-set", "aclEnable"), "--broker-set 'aclEnable': expected KEY=VALUE"),
 ])
 def test_cluster_up_names_the_port_out_of_range(tmp_path, args, says):
     r = run_mqctl("cluster", "up", "--dir", str(tmp_path / "c"), *args)

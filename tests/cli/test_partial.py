@@ -173,6 +173,29 @@ def test_writes_follow_the_same_rule(frozen):
     _one_warning_for_b(frozen, r.stderr)
 
 
+def test_acl_reads_follow_the_same_rule(main, patch_op):
+    """``acl version``/``acl list`` of a cluster with one broker silent: the other's row, one warning,
+    exit 3 (they printed an error row and exited 1)."""
+    from wire.admin.acl import AclVersion, BrokerAclConfig
+    from wire.bodies.acl import AclConfig
+
+    silent = "no answer to GET_BROKER_CLUSTER_ACL_INFO from 10.0.0.2:10911 within 3s"
+    patch_op("acl", "acl_versions", (AclVersion("10.0.0.1:10911", "broker-a", "C", 3, 1795341742797, {}),
+                                     AclVersion("10.0.0.2:10911", None, None, None, None, {}, silent, True)))
+    rc, out, err = main("acl", "version", "-c", "C")
+    assert rc == 3 and "broker-a" in out and "10.0.0.2" not in out
+    assert err.splitlines() == [f"warning: 10.0.0.2:10911: {silent}",
+                                "error: acl version: 1 of 2 brokers failed (1 did not answer)"]
+    rc, out, _err = main("-o", "json", "acl", "version", "-c", "C")
+    assert rc == 3 and [(r["error"], r["unreachable"]) for r in json.loads(out)] == [(None, False), (silent, True)]
+    patch_op("acl", "acl_config", (BrokerAclConfig("10.0.0.1:10911", AclConfig()),
+                                   BrokerAclConfig("10.0.0.2:10911", None, "ACL is not enabled", False)))
+    rc, out, err = main("acl", "list", "-c", "C")
+    assert rc == 1 and "10.0.0.2" not in out
+    assert err.splitlines() == ["warning: 10.0.0.2:10911: ACL is not enabled",
+                                "error: acl list: 1 of 2 brokers failed (1 answered an error)"]
+
+
 def test_kv_put_with_one_name_server_down(tmp_path):
     """Issue 15 item 23: the name server that took the entry gets its success line."""
     dead = f"127.0.0.1:{free_port()}"
