@@ -63,7 +63,7 @@ def test_reset_offset_by_time_and_consume_message(invoke, patch_op):
     r = invoke("consumeMessage", "-t", "T", "-b", "broker-a", "-i", "2", "-o", "5", "-c", "3")
     assert r.exit_code == 0, r.output
     assert rec.kwargs == {"topic": "T", "broker": "broker-a", "queue": 2, "offset": 5, "count": 3,
-                          "group": "TOOLS_CONSUMER", "begin": None, "end": None}
+                          "group": "TOOLS_CONSUMER", "sql": None, "begin": None, "end": None}
 
 
 def test_acl_commands_take_mqadmins_options(invoke, patch_op):

@@ -391,20 +391,11 @@ def test_no_traceback_anywhere(servers):
 
 def _free_base(offsets: tuple[int, ...] = (0, 20)) -> tuple[int, int]:
     """A name-server port and a broker port P such that, for each offset o, P+o-2, P+o and P+o+1
-    (VIP, remoting, HA) are all free."""
-    for _ in range(50):
-        ns = free_port()
-        base = free_port()
-        if base + max(offsets) + 1 > 65000:
-            continue
-        try:
-            for p in (base + o + d for o in offsets for d in (-2, 0, 1)):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", p))
-        except OSError:
-            continue
-        return ns, base
-    pytest.skip("no free port range")
+    (VIP, remoting, HA) are all free, below the kernel's ephemeral range, where no outgoing
+    connection of another process can take one before the servers bind them."""
+    from tests.javakit import free_ports
+
+    return free_ports(0), free_ports(*(o + d for o in offsets for d in (-2, 0, 1)))
 
 
 @pytest.mark.slow

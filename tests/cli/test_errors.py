@@ -97,7 +97,7 @@ def test_a_config_value_the_broker_cannot_take_fails(servers):
     b = servers.broker_addr(0)
     r = run_mqctl("-n", servers.namesrv, "broker", "config", "set", "-b", b, "flushIntervalCommitLog=abc")
     assert r.returncode == 1 and r.stdout == ""
-    assert "flushIntervalCommitLog: expected an integer, got 'abc'" in r.stderr
+    assert "flushIntervalCommitLog: expected an integer (Java int), got 'abc'" in r.stderr
     got = run_mqctl("-n", servers.namesrv, "broker", "config", "get", "-b", b, "flushIntervalCommitLog")
     assert got.stdout.splitlines()[1].split() == ["flushIntervalCommitLog", "500"]
     r = run_mqctl("-n", servers.namesrv, "broker", "config", "set", "-b", b, "flushIntervalCommitLog")

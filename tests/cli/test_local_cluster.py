@@ -62,6 +62,8 @@ def test_purge_keeps_the_users_files(tmp_path):
 
     # a directory mqctl made is removed whole
     fresh = tmp_path / "fresh" / "cluster"
+    ns_port, base = _free_base()  # new ports: the last ones may have been taken since
+    ports = ("--namesrv-port", str(ns_port), "--broker-port", str(base))
     ok("cluster", "up", "--dir", str(fresh), *ports, timeout=90)
     down = run_mqctl("cluster", "down", "--dir", str(fresh), "--purge", timeout=60)
     assert down.returncode == 0, down.stderr
