@@ -129,7 +129,9 @@ def up(
     layout: Annotated[str, typer.Option(
         help="single: one name server and broker-a; 2m-noslave: broker-a and broker-b; "
         "2m-2s-async: broker-a and broker-b (ASYNC_MASTER), each with a slave (broker-a-s, broker-b-s) "
-        "replicating it; 2m-2s-sync: the same with SYNC_MASTERs (a send waits for the slave).")] = "single",
+        "replicating it; 2m-2s-sync: the same with SYNC_MASTERs (a send waits for the slave); "
+        "controller: a name server with its embedded controller and three controller-mode replicas "
+        "of broker-c.")] = "single",
     dir_: DirOpt = None,
     host: Annotated[str, typer.Option(
         help="Address every process listens on (0.0.0.0: every interface; the processes are then "
