@@ -3,9 +3,10 @@
 """mqadmin's command names as hidden aliases of mqctl's commands, with mqadmin's options.
 
 Every command of mqadmin 4.9.8 and 5.0.0 (``MQAdminStartup.initCommand``: 56 in 4.9.8, all kept in
-5.0.0, which adds 15) is in :data:`MQADMIN`: either the mqctl command it stands for, with how each
-of its options (``-t``/``--topic`` …, Java's short and long names) becomes an mqctl argument, or why
-mqctl has no such command. ``mqctl topicRoute -t T`` runs ``mqctl topic route T``, ``mqctl
+5.0.0, which adds 15) and of today's mqadmin (5.3.3: 89, of which 24 came after 5.0.0, and 6 of
+5.0.0's are gone; 95 names in all) is in :data:`MQADMIN`: either the mqctl command it stands for,
+with how each of its options (``-t``/``--topic`` …, Java's short and long names) becomes an mqctl
+argument, or why mqctl has no such command. ``mqctl topicRoute -t T`` runs ``mqctl topic route T``, ``mqctl
 updateTopic -c C -t T -r 4 -o true`` runs ``mqctl topic create T -c C -r 4 --order``. The names are
 matched without regard to case, as mqadmin's ``findSubCommand`` does, and listed nowhere in
 ``--help``; docs/cli.md has the table.
@@ -88,6 +89,10 @@ class Alias:
     why: str = ""
     #: only in 5.0.0 (the others are in 4.9.8 and 5.0.0)
     since_5: bool = False
+    #: a command mqadmin gained after 5.0.0: the first release with it (then not in 4.9.8 or 5.0.0)
+    since: str = ""
+    #: the mqadmin release that dropped it (5.3.3 replaced the plain ACL commands with ACL 2.0's)
+    gone: str = ""
     #: leading arguments (a fixed positional, a flag the alias stands for)
     fixed: tuple[str, ...] = ()
     #: a path chosen by an option's value (updateOrderConf -m put|get|delete)
@@ -232,23 +237,30 @@ def _join_kv(args: list[str]) -> list[str]:
 
 
 _NOT_SUPPORTED_BY_MQCTL = "mqctl does not take it"
-_HA_LATER = "the controller commands of mqctl ha are not there yet"
+_CONTROLLER_CONFIG = "mqctl controller does not read or change a controller's configuration yet"
+_CLEAN_BROKER = "CLEAN_BROKER_DATA is not sent by mqctl yet (the reference controller answers it)"
 _STATIC = "static topics (5.x logic queues) are not supported by mqctl and the reference servers"
 _CONTAINER = "the 5.x broker container is not supported by mqctl and the reference servers"
+_ROCKSDB = ("the RocksDB metadata and consume-queue store (5.1.4+) is not supported by mqctl and the reference "
+            "servers; cluster metadata export gives the topics and groups")
+_POP = "POP consumption (5.x) is not supported by mqctl and the reference servers"
+_COLD = "cold-data flow control (5.1.2) is not supported by mqctl and the reference servers"
+_ACL2 = ("ACL 2.0 (users and policies, 5.3) is not supported by mqctl and the reference servers; mqctl acl "
+         "speaks the plain ACL of 4.9.8 and 5.0.0")
 
 
 def _a(name: str, path: tuple[str, ...], opts: Sequence[tuple[str, str, Action]] = (), **kw: object) -> Alias:
     return Alias(name, path, {(s, long): action for s, long, action in opts}, **kw)  # type: ignore[arg-type]
 
 
-def _no(name: str, why: str, since_5: bool = False) -> Alias:
-    return Alias(name, (), {}, why, since_5)
+def _no(name: str, why: str, since_5: bool = False, since: str = "", gone: str = "") -> Alias:
+    return Alias(name, (), {}, why, since_5, since=since, gone=gone)
 
 
 _CHARSET = No("bodies are shown as text when they are UTF-8, else hex (--hex)")
 _SUBEXPR = No("message consume reads every tag (subscription *)")
 
-#: every mqadmin command of 4.9.8 and 5.0.0, in mqadmin's order
+#: every mqadmin command of 4.9.8 and 5.0.0, in mqadmin's order, then those added since
 MQADMIN: tuple[Alias, ...] = (
     _a("updateTopic", ("topic", "create"), [
         ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster")),
@@ -378,16 +390,18 @@ MQADMIN: tuple[Alias, ...] = (
         ("a", "accessKey", Opt("--account")), ("s", "secretKey", Opt("--account-secret")),
         ("w", "whiteRemoteAddress", Opt("--white-address")), ("i", "defaultTopicPerm", Opt("--default-topic-perm")),
         ("u", "defaultGroupPerm", Opt("--default-group-perm")), ("t", "topicPerms", _each("--topic-perm")),
-        ("g", "groupPerms", _each("--group-perm")), ("m", "admin", Fn(_admin))]),
+        ("g", "groupPerms", _each("--group-perm")), ("m", "admin", Fn(_admin))], gone="5.3.3"),
     _a("deleteAclConfig", ("acl", "delete"), [
-        ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster")), ("a", "accessKey", Pos(0))]),
+        ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster")), ("a", "accessKey", Pos(0))],
+       gone="5.3.3"),
     _a("clusterAclConfigVersion", ("acl", "version"), [
-        ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster"))]),
+        ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster"))], gone="5.3.3"),
     _a("updateGlobalWhiteAddr", ("acl", "white-addrs"), [
         ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster")),
-        ("g", "globalWhiteRemoteAddresses", Pos(0)), ("p", "aclFileFullPath", Opt("--file"))]),
+        ("g", "globalWhiteRemoteAddresses", Pos(0)), ("p", "aclFileFullPath", Opt("--file"))], gone="5.3.3"),
     _a("getAclConfig", ("acl", "list"), [
-        ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster"))], since_5=True),
+        ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster"))], since_5=True,
+       gone="5.3.3"),
     _no("updateStaticTopic", _STATIC, since_5=True),
     _no("remappingStaticTopic", _STATIC, since_5=True),
     _a("exportMetadata", ("cluster", "metadata", "export"), [
@@ -405,13 +419,44 @@ MQADMIN: tuple[Alias, ...] = (
     _no("addBroker", _CONTAINER, since_5=True),
     _no("removeBroker", _CONTAINER, since_5=True),
     _no("resetMasterFlushOffset", "not sent by mqctl yet", since_5=True),
-    _no("getSyncStateSet", _HA_LATER, since_5=True),
-    _no("getBrokerEpoch", _HA_LATER, since_5=True),
-    _no("getControllerMetaData", _HA_LATER, since_5=True),
-    _no("getControllerConfig", _HA_LATER, since_5=True),
-    _no("updateControllerConfig", _HA_LATER, since_5=True),
-    _no("electMaster", _HA_LATER, since_5=True),
-    _no("cleanBrokerData", _HA_LATER, since_5=True),
+    _a("getSyncStateSet", ("controller", "sync-state-set"), [
+        ("a", "controllerAddress", Opt("--controller")), ("b", "brokerName", Pos(0)),
+        ("c", "clusterName", No("mqctl asks by broker name (-b)")), ("i", "interval", No("asked once"))],
+       since_5=True),
+    _a("getBrokerEpoch", ("controller", "epochs"), [
+        ("b", "brokerName", Pos(0)), ("c", "clusterName", Opt("--cluster")), ("i", "interval", No("asked once"))],
+       since_5=True),
+    _a("getControllerMetaData", ("controller", "metadata"), [("a", "controllerAddress", Opt("--controller"))],
+       since_5=True),
+    _no("getControllerConfig", _CONTROLLER_CONFIG, since_5=True),
+    _no("updateControllerConfig", _CONTROLLER_CONFIG, since_5=True),
+    # -n is electMaster's broker name, not the name servers (the controller is asked, with -a)
+    _a("electMaster", ("controller", "elect"), [
+        ("a", "controllerAddress", Opt("--controller")), ("b", "brokerAddress", Opt("--addr")),
+        ("n", "brokerName", Opt("--broker")), ("c", "clusterName", Opt("--cluster"))], since_5=True),
+    _no("cleanBrokerData", _CLEAN_BROKER, since_5=True, gone="5.3.3"),
+    # added after 5.0.0 (today's MQAdminStartup, in its order)
+    _a("updateTopicList", ("cluster", "metadata", "import"), [
+        ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster")), ("f", "filename", Pos(0))],
+       since="5.3.0"),
+    _a("updateSubGroupList", ("cluster", "metadata", "import"), [
+        ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster")), ("f", "filename", Pos(0))],
+       since="5.3.1"),
+    _no("exportMetadataInRocksDB", _ROCKSDB, since="5.1.4"),
+    _no("exportPopRecord", _POP, since="5.3.2"),
+    _no("cleanBrokerMetadata", _CLEAN_BROKER, since="5.1.1"),
+    _no("dumpCompactionLog", "compaction topics (5.1's COMPACTION cleanup policy) are not supported by mqctl "
+        "and the reference servers", since="5.1.0"),
+    _no("getColdDataFlowCtrInfo", _COLD, since="5.1.2"),
+    _no("updateColdDataFlowCtrGroupConfig", _COLD, since="5.1.2"),
+    _no("removeColdDataFlowCtrGroupConfig", _COLD, since="5.1.2"),
+    _no("setCommitLogReadAheadMode", "the commit log read-ahead switch (5.1.2) is not supported by mqctl and "
+        "the reference servers", since="5.1.2"),
+    *(_no(name, _ACL2, since="5.3.0") for name in (
+        "createUser", "updateUser", "deleteUser", "getUser", "listUser", "copyUser",
+        "createAcl", "updateAcl", "deleteAcl", "getAcl", "listAcl", "copyAcl")),
+    _no("rocksDBConfigToJson", _ROCKSDB, since="5.3.1"),
+    _no("checkRocksdbCqWriteProgress", _ROCKSDB, since="5.3.1"),
 )
 
 _BY_NAME = {a.name.lower(): a for a in MQADMIN}

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .fmt import dash, java_fixed
-from .options import WatchOpt
+from .options import MasterAddrOpt, WatchOpt
 from .runner import finish, settings, watch
 
 if TYPE_CHECKING:
@@ -308,13 +308,16 @@ def metadata_export(
 def metadata_import(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(
-        help="A document of 'cluster metadata export' or mqadmin exportMetadata.")],
-    cluster: Annotated[str, typer.Option(
-        "--cluster", "-c", help="Create them on every master of this cluster.")],
+        help="A document of 'cluster metadata export' or mqadmin exportMetadata, or a JSON array "
+        "of topic or group configs (mqadmin updateTopicList / updateSubGroupList).")],
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", "-c", help="Create them on every master of this cluster.")] = None,
+    broker: MasterAddrOpt = None,
 ) -> None:
     """Create (or update) every topic and subscription group of an exported document on a cluster's
-    masters (UPDATE_AND_CREATE_TOPIC, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP); each master gets the
-    exported queue counts divided by the number of masters they were summed over."""
+    masters, or on one broker (UPDATE_AND_CREATE_TOPIC, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP); each
+    master gets the exported queue counts divided by the number of masters they were summed over,
+    or the counts of an array of configs as written."""
     from wire import fastjson
     from wire.admin import metadata as api
     from wire.admin.errors import BadRequest
@@ -323,6 +326,8 @@ def metadata_import(
     from .errors import UsageError
     from .runner import check_outcomes, print_outcomes, run
 
+    if (cluster is None) == (broker is None):
+        raise UsageError("give -c CLUSTER or -b BROKER_ADDR (one of them)")
     try:
         text = file.read_bytes()
     except OSError as exc:
@@ -341,7 +346,7 @@ def metadata_import(
         if type(exc).__module__.startswith("yaml"):
             raise UsageError(f"{file}: not valid YAML ({exc})") from None
         raise
-    result = run(ctx, api.import_metadata, metadata=metadata, cluster=cluster)
+    result = run(ctx, api.import_metadata, metadata=metadata, cluster=cluster, broker=broker)
     out = settings(ctx).output
     if out.format != "table":
         out.data(result)

@@ -13,11 +13,74 @@ from wire.bodies import TopicRouteData
 
 
 def test_every_mqadmin_command_is_in_the_table():
+    """4.9.8's 56, 5.0.0's 71 and 5.3.3's 89 (MQAdminStartup.initCommand of each release)."""
     names = [a.name for a in MQADMIN]
-    assert len(names) == len(set(names)) == 71
-    assert sum(1 for a in MQADMIN if not a.since_5) == 56
+    assert len(names) == len(set(names)) == 95
+    assert sum(1 for a in MQADMIN if not a.since_5 and not a.since) == 56
+    assert sum(1 for a in MQADMIN if not a.since) == 71
+    assert sum(1 for a in MQADMIN if not a.gone) == 89
+    assert {a.name for a in MQADMIN if a.gone} == {
+        "updateAclConfig", "deleteAclConfig", "clusterAclConfigVersion", "updateGlobalWhiteAddr", "getAclConfig",
+        "cleanBrokerData"}
     for a in MQADMIN:
         assert a.covered or a.why, a.name
+        assert not (a.since and a.since_5), a.name
+
+
+def test_update_topic_list_and_sub_group_list_import_the_file(invoke, patch_op, tmp_path):
+    """5.3's batch commands read a JSON array of configs: cluster metadata import takes the same file."""
+    import json
+
+    from wire.admin.metadata import ImportResult
+
+    path = tmp_path / "topics.json"
+    path.write_text(json.dumps([{"topicName": "T1", "readQueueNums": 4, "writeQueueNums": 4, "perm": 6},
+                                {"topicName": "T2", "readQueueNums": 2, "writeQueueNums": 2, "perm": 6}]))
+    rec = patch_op("metadata", "import_metadata", ImportResult("C1", (Outcome("topic T1 @ a:1", True),)))
+    r = invoke("updateTopicList", "-c", "C1", "-f", str(path))
+    assert r.exit_code == 0, r.output
+    md = rec.kwargs["metadata"]
+    assert sorted(md.topics) == ["T1", "T2"] and md.masters == 1 and md.topics["T2"].write_queue_nums == 2
+    assert (rec.kwargs["cluster"], rec.kwargs["broker"]) == ("C1", None)
+    groups = tmp_path / "groups.json"
+    groups.write_text(json.dumps([{"groupName": "G1", "retryMaxTimes": 3}]))
+    r = invoke("updateSubGroupList", "-b", "10.0.0.1:10911", "-f", str(groups))
+    assert r.exit_code == 0, r.output
+    second = rec.calls[1]
+    assert list(second["metadata"].groups) == ["G1"] and second["metadata"].groups["G1"].retry_max_times == 3
+    assert (second["cluster"], second["broker"]) == (None, "10.0.0.1:10911")
+
+
+def test_controller_commands_under_their_mqadmin_names(invoke, patch_op):
+    from wire.admin.controller import ControllerMetadata, ElectResult
+
+    rec = patch_op("controller", "controller_metadata", ControllerMetadata("c:1", "g", "n0", "c:1", True, "c:1"))
+    r = invoke("getControllerMetaData", "-a", "127.0.0.1:9878")
+    assert r.exit_code == 0, r.output
+    assert rec.kwargs == {"controller": "127.0.0.1:9878"} and "#ControllerLeaderId" in r.stdout
+    rec = patch_op("controller", "sync_state_sets", {})
+    r = invoke("getSyncStateSet", "-a", "127.0.0.1:9878", "-b", "broker-c")
+    assert rec.kwargs == {"controller": "127.0.0.1:9878", "broker_names": ["broker-c"]}
+    assert r.exit_code == 1 and "knows no broker named broker-c" in str(r.exception)
+    rec = patch_op("controller", "elect_master", ElectResult("broker-c", "10.0.0.1:30911", 2, 3, {}))
+    r = invoke("electMaster", "-a", "127.0.0.1:9878", "-n", "broker-c", "-b", "10.0.0.1:30911", "-c", "C5")
+    assert r.exit_code == 0, r.output
+    assert rec.kwargs == {"controller": "127.0.0.1:9878", "cluster": "C5", "broker_name": "broker-c",
+                          "broker_addr": "10.0.0.1:30911"}
+    rec = patch_op("controller", "broker_epochs", ())
+    assert invoke("getBrokerEpoch", "-b", "broker-c", "-c", "C5").exit_code == 0
+    assert rec.kwargs == {"broker_name": "broker-c", "cluster": "C5"}
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("getSyncStateSet", "-a", "127.0.0.1:9878", "-c", "C5"), "error: getSyncStateSet: mqadmin's -c (clusterName)"),
+    (("createUser", "-u", "u1", "-p", "x"), "error: mqadmin's createUser has no mqctl command: ACL 2.0"),
+    (("updateTopicList", "-c", "C1"), "error: updateTopicList: give -f (filename)"),
+    (("updateTopicList", "-f", "x.json"), "error: give -c CLUSTER or -b BROKER_ADDR (one of them)"),
+])
+def test_commands_added_after_5_0_0(main, args, says):
+    rc, out, err = main(*args)
+    assert rc == 2 and out == "" and err.startswith(says), err
 
 
 def test_topic_route_and_cluster_list_under_their_mqadmin_names(invoke, patch_op):

@@ -98,8 +98,21 @@ def test_the_mqadmin_table_is_the_alias_table():
             assert row[2] == f"`mqctl {' '.join(alias.path)}`", row
         elif alias.route is None:
             assert row[2] == "—" and row[3] == alias.why.replace("|", "\\|"), row
-    covered = sum(1 for a in MQADMIN if a.covered)
-    assert len(MQADMIN) == 71 and f"mqctl covers {covered} of the\n71." in text
+        release = [v for v in ("4.9.8", "5.0.0") if not alias.since and (v == "5.0.0" or not alias.since_5)]
+        release += [f"{alias.since}+"] if alias.since else [] if alias.gone else ["5.3.3"]
+        assert row[1] == ", ".join(release), row
+
+    def covers(chosen: list[Any]) -> str:
+        return f"{sum(1 for a in chosen if a.covered)} of"
+
+    n498 = [a for a in MQADMIN if not a.since and not a.since_5]
+    n500 = [a for a in MQADMIN if not a.since]
+    n533 = [a for a in MQADMIN if not a.gone]
+    said = " ".join(text.split())
+    assert len(MQADMIN) == 95
+    assert (f"mqctl covers {sum(1 for a in MQADMIN if a.covered)} of the 95 names: "
+            f"{covers(n498)} 4.9.8's {len(n498)}, {covers(n500)} 5.0.0's {len(n500)} and "
+            f"{covers(n533)} 5.3.3's {len(n533)}.") in said
 
 
 # ---------------------------------------------------------------------- running the examples

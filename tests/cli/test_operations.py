@@ -197,7 +197,16 @@ def test_metadata_export_and_import(servers, loaded, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")
     r = run_mqctl("-n", ns, "cluster", "metadata", "import", str(bad), "-c", "E2ECluster")
-    assert r.returncode == 2 and "not a metadata document" in r.stderr
+    assert r.returncode == 2 and "not a metadata document: [0] is neither a TopicConfig" in r.stderr
+    # mqadmin 5.3 updateTopicList's file (a JSON array of TopicConfig) to one broker, by its mqadmin name
+    batch = tmp_path / "topics.json"
+    batch.write_text(json.dumps([{"topicName": "Batch1", "readQueueNums": 3, "writeQueueNums": 3, "perm": 6},
+                                 {"topicName": "Batch2", "readQueueNums": 1, "writeQueueNums": 1, "perm": 6}]))
+    r = ok("-n", ns, "updateTopicList", "-b", servers.broker_addr(0), "-f", str(batch))
+    assert r.stdout.splitlines() == [f"import topic Batch1 @ {servers.broker_addr(0)} success.",
+                                     f"import topic Batch2 @ {servers.broker_addr(0)} success."]
+    route = json.loads(ok("-n", ns, "-o", "json", "topic", "route", "Batch1").stdout)
+    assert [(q["brokerName"], q["writeQueueNums"]) for q in route["queueDatas"]] == [("broker-a", 3)]
 
 
 def test_consume_by_time(servers, loaded):

@@ -2,8 +2,9 @@
 """mqctl's offset, statistics and round-trip commands (issue 15 item 17) against the real Java
 4.9.8 broker, where it answers the request: INVOKE_BROKER_TO_RESET_OFFSET (and the fallback for a
 group not online), CLONE_GROUP_OFFSET, GET_BROKER_CONSUME_STATS (compared with mqadmin
-brokerConsumeStats), VIEW_BROKER_STATS_DATA, the sends of clusterRT, and the maintenance
-requests. The Java servers run through tests/javakit.py."""
+brokerConsumeStats), VIEW_BROKER_STATS_DATA, the sends of clusterRT, the maintenance requests,
+and mqadmin 5.3's updateTopicList / updateSubGroupList files imported one config per request (the
+batch requests are not in 4.9.8). The Java servers run through tests/javakit.py."""
 
 from __future__ import annotations
 
@@ -130,3 +131,24 @@ def test_maintenance_against_java(java, action):
     ns, broker = java
     r = ok("-n", ns.addr, "broker", action, "-b", broker.addr)
     assert r.stdout == f"{action}: {broker.addr} success\n"
+
+
+def test_update_topic_list_and_sub_group_list_against_java(java, tmp_path):
+    """mqadmin 5.3's batch files, by their mqadmin names, into a Java 4.9.8 broker (which has no
+    UPDATE_AND_CREATE_TOPIC_LIST): each config arrives as written, read back from the broker."""
+    ns, broker = java
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps([{"topicName": "JavaBatch1", "readQueueNums": 3, "writeQueueNums": 3, "perm": 6},
+                                  {"topicName": "JavaBatch2", "readQueueNums": 1, "writeQueueNums": 1, "perm": 4}]))
+    r = ok("-n", ns.addr, "updateTopicList", "-b", broker.addr, "-f", str(topics))
+    assert r.stdout.splitlines() == [f"import topic JavaBatch1 @ {broker.addr} success.",
+                                     f"import topic JavaBatch2 @ {broker.addr} success."]
+    listed = json.loads(ok("-n", ns.addr, "-o", "json", "topic", "route", "JavaBatch2").stdout)
+    assert [(q["readQueueNums"], q["writeQueueNums"], q["perm"]) for q in listed["queueDatas"]] == [(1, 1, 4)]
+    groups = tmp_path / "groups.json"
+    groups.write_text(json.dumps([{"groupName": "JavaBatchGroup", "retryMaxTimes": 5, "consumeBroadcastEnable": False}]))
+    ok("-n", ns.addr, "updateSubGroupList", "-b", broker.addr, "-f", str(groups))
+    doc = json.loads(ok("-n", ns.addr, "-o", "json", "cluster", "metadata", "export", "-c", "DefaultCluster",
+                        "--groups-only").stdout)
+    got = doc["subscriptionGroupTable"]["JavaBatchGroup"]
+    assert (got["retryMaxTimes"], got["consumeBroadcastEnable"]) == (5, False)

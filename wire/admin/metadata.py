@@ -10,9 +10,14 @@ is one entry whose queue counts are the sums over them (and a group's retry queu
 summed); the document has mqadmin's keys (``topicConfigTable``, ``subscriptionGroupTable``,
 ``exportTime``) plus ``masters``, how many masters the sums are over.
 
-Import is mqctl's own (mqadmin has none): every topic (UPDATE_AND_CREATE_TOPIC 17) and group
-(UPDATE_AND_CREATE_SUBSCRIPTIONGROUP 200) of such a document on every master of a cluster, each
-master getting the exported counts divided by ``masters`` (at least one queue).
+Import: every topic (UPDATE_AND_CREATE_TOPIC 17) and group (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
+200) of such a document on every master of a cluster (or on one broker), each master getting the
+exported counts divided by ``masters`` (at least one queue). mqadmin 4.9.8 and 5.0.0 have no import;
+5.3's ``updateTopicList`` and ``updateSubGroupList`` read a JSON array of ``TopicConfig`` or of
+``SubscriptionGroupConfig`` and send it to each master (or the one broker) in one batch request
+those brokers have (UPDATE_AND_CREATE_TOPIC_LIST, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST); such
+an array is read here too (each master gets the counts as written), and sent one config per
+request, which every broker version answers.
 """
 
 from __future__ import annotations
@@ -67,9 +72,13 @@ class Metadata:
 
     @classmethod
     def from_document(cls, doc: Any, cluster: str = "") -> Metadata:
+        """An exported document (``topicConfigTable``, ``subscriptionGroupTable``), or mqadmin
+        updateTopicList's / updateSubGroupList's array of TopicConfig / SubscriptionGroupConfig."""
+        if isinstance(doc, list):
+            return cls.from_config_list(doc, cluster)
         if not isinstance(doc, dict):
             raise BadRequest("not a metadata document: expected an object with topicConfigTable "
-                             "and subscriptionGroupTable")
+                             "and subscriptionGroupTable, or an array of topic or group configs")
         topics = {str(k): TopicConfig.from_json(v, f"topicConfigTable.{k}")
                   for k, v in (doc.get("topicConfigTable") or {}).items()}
         groups = {str(k): SubscriptionGroupConfig.from_json(v, f"subscriptionGroupTable.{k}")
@@ -78,6 +87,30 @@ class Metadata:
         if not isinstance(masters, int) or masters < 1:
             raise BadRequest(f"masters: expected a positive integer, got {masters!r}")
         return cls(cluster, topics, groups, masters, int(doc.get("exportTime") or 0))
+
+    @classmethod
+    def from_config_list(cls, items: list[Any], cluster: str = "") -> Metadata:
+        """mqadmin updateTopicList's and updateSubGroupList's file: a JSON array of TopicConfig
+        (``topicName``) or SubscriptionGroupConfig (``groupName``) objects; each master gets the
+        counts as written (``masters`` 1)."""
+        topics: dict[str, TopicConfig] = {}
+        groups: dict[str, SubscriptionGroupConfig] = {}
+        for i, item in enumerate(items):
+            where = f"[{i}]"
+            name = item.get("topicName") if isinstance(item, dict) else None
+            gname = item.get("groupName") if isinstance(item, dict) else None
+            if isinstance(name, str) and name:
+                if name in topics:
+                    raise BadRequest(f"{where}: topic {name!r} is in the array twice")
+                topics[name] = TopicConfig.from_json(item, where)
+            elif isinstance(gname, str) and gname:
+                if gname in groups:
+                    raise BadRequest(f"{where}: group {gname!r} is in the array twice")
+                groups[gname] = SubscriptionGroupConfig.from_json(item, where)
+            else:
+                raise BadRequest(f"not a metadata document: {where} is neither a TopicConfig (with "
+                                 "topicName) nor a SubscriptionGroupConfig (with groupName)")
+        return cls(cluster, topics, groups, 1, 0)
 
 
 async def export_metadata(client: AdminClient, cluster: str, *, topics: bool = True,
@@ -128,13 +161,20 @@ class ImportResult:
     outcomes: tuple[Outcome, ...]
 
 
-async def import_metadata(client: AdminClient, metadata: Metadata, cluster: str) -> ImportResult:
-    """Create or update every topic and group of ``metadata`` on every master of ``cluster``."""
+async def import_metadata(client: AdminClient, metadata: Metadata, cluster: str | None = None,
+                          broker: str | None = None) -> ImportResult:
+    """Create or update every topic and group of ``metadata`` on every master of ``cluster``, or
+    on the one ``broker`` address (as mqadmin's ``-b``)."""
     from ..headers import CreateTopicRequestHeader
 
-    addrs = masters(await cluster_info(client), cluster)
-    if not addrs:
-        raise NotFound(f"cluster {cluster!r} has no master broker")
+    if (cluster is None) == (broker is None):
+        raise BadRequest("give a cluster or a broker address")
+    if broker is not None:
+        addrs = [broker]
+    else:
+        addrs = masters(await cluster_info(client), cluster or "")
+        if not addrs:
+            raise NotFound(f"cluster {cluster!r} has no master broker")
     per = metadata.masters
     jobs: list[tuple[str, str, Any]] = []
     for name, t in sorted(metadata.topics.items()):
@@ -157,4 +197,5 @@ async def import_metadata(client: AdminClient, metadata: Metadata, cluster: str)
             await client.call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, what)
 
     results = await gather_map(jobs, one, limit=8)
-    return ImportResult(cluster, tuple(outcome(j[0], r) for j, r in zip(jobs, results, strict=True)))
+    return ImportResult(cluster or broker or "",
+                        tuple(outcome(j[0], r) for j, r in zip(jobs, results, strict=True)))
