@@ -237,7 +237,7 @@ def _join_kv(args: list[str]) -> list[str]:
 
 
 _NOT_SUPPORTED_BY_MQCTL = "mqctl does not take it"
-_CONTROLLER_CONFIG = "mqctl controller does not read or change a controller's configuration yet"
+_CONTROLLER_CONFIG = "mqctl controller reads a controller's configuration (controller config) but does not change it yet"
 _CLEAN_BROKER = "CLEAN_BROKER_DATA is not sent by mqctl yet (the reference controller answers it)"
 _STATIC = "static topics (5.x logic queues) are not supported by mqctl and the reference servers"
 _CONTAINER = "the 5.x broker container is not supported by mqctl and the reference servers"
@@ -428,7 +428,8 @@ MQADMIN: tuple[Alias, ...] = (
        since_5=True),
     _a("getControllerMetaData", ("controller", "metadata"), [("a", "controllerAddress", Opt("--controller"))],
        since_5=True),
-    _no("getControllerConfig", _CONTROLLER_CONFIG, since_5=True),
+    _a("getControllerConfig", ("controller", "config"), [("a", "controllerAddress", Opt("--controller"))],
+       since_5=True),
     _no("updateControllerConfig", _CONTROLLER_CONFIG, since_5=True),
     # -n is electMaster's broker name, not the name servers (the controller is asked, with -a)
     _a("electMaster", ("controller", "elect"), [

@@ -75,6 +75,31 @@ def metadata(ctx: typer.Context, controller: ControllerOpt) -> None:
             ("#Peers", m.peers)])
 
 
+@app.command()
+def config(
+    ctx: typer.Context, controller: ControllerOpt,
+    keys: Annotated[list[str] | None, typer.Argument(help="Only these keys.")] = None,
+) -> None:
+    """The controller's configuration (GET_CONTROLLER_CONFIG; mqadmin getControllerConfig). Exit 1
+    when a key asked for is not in it."""
+    from wire.admin import controller as api
+
+    from .errors import CliError
+    from .runner import run, settings
+
+    table = run(ctx, api.controller_config, controller=controller)
+    wanted = list(dict.fromkeys(keys or ()))
+    shown = {k: table[k] for k in wanted if k in table} if wanted else dict(sorted(table.items()))
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data(shown)
+    else:
+        out.table(["#Key", "#Value"], list(shown.items()))
+    missing = [k for k in wanted if k not in table]
+    if missing:
+        raise CliError(f"no such configuration key{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
+
+
 @app.command("sync-state-set")
 def sync_state_set(
     ctx: typer.Context, controller: ControllerOpt,

@@ -125,6 +125,13 @@ def test_controller_commands(group: Group, mqctl: Callable[..., Ran]) -> None:
     assert r.exit_code != 0 and "2011" in r.output
     r = mqctl("controller", "metadata", "-a", a)
     assert r.exit_code == 0 and "#ControllerLeaderAddress" in r.stdout
+    # the configuration, all of it or the keys asked (mqadmin getControllerConfig, under its name too)
+    r = mqctl("-o", "json", "controller", "config", "-a", a, "controllerDLegerGroup", "controllerDLegerSelfId")
+    assert r.exit_code == 0 and list(json.loads(r.stdout)) == ["controllerDLegerGroup", "controllerDLegerSelfId"]
+    r = mqctl("getControllerConfig", "-a", a)
+    assert r.exit_code == 0 and r.stdout.startswith("#Key") and "controllerDLegerGroup" in r.stdout, r.output
+    r = mqctl("controller", "config", "-a", a, "noSuchKey")
+    assert r.exit_code == 1 and "no such configuration key: noSuchKey" in r.stderr
     # an epoch file on disk, ours (and Java's format: the bytes of CheckpointFile's own example)
     r = mqctl("-o", "json", "controller", "epochs", "--file", group.broker.config.get("storePathEpochFile"))
     assert r.exit_code == 0 and json.loads(r.stdout) == [

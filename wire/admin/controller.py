@@ -61,6 +61,15 @@ async def _leader(client: AdminClient, controller: str) -> str:
     return meta.leader_address or controller
 
 
+async def controller_config(client: AdminClient, controller: str) -> dict[str, str]:
+    """The controller's configuration (GET_CONTROLLER_CONFIG 1010, ``key=value`` lines; mqadmin
+    getControllerConfig), from the address given, as mqadmin asks each address of ``-a``."""
+    from ..bodies import decode_properties
+
+    resp = await client.call(controller, RequestCode.GET_CONTROLLER_CONFIG)
+    return decode_properties(resp.body or b"")
+
+
 async def sync_state_sets(client: AdminClient, controller: str,
                           broker_names: list[str]) -> dict[str, InSyncStateSet]:
     """Each broker name's master, epochs and in-sync members (5.0.0's InSyncStateData)."""
