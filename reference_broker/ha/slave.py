@@ -186,9 +186,9 @@ class HAClient:
             got = 0
             for offset, data in session.received(n, now_ms()):
                 session.check(offset, store.commitlog_max_offset())
-                if data:
-                    store.append_replica(offset, data, dispatch=False)
-                    got += len(data)
+                # a heartbeat too: an empty slave makes its first file there, as a Java slave does
+                store.append_replica(offset, data, dispatch=False)
+                got += len(data)
             if got:
                 self._appended.set()
                 self.speed.add(got)

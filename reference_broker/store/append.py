@@ -316,6 +316,13 @@ class PutService(Room):
                        dispatch: bool = True) -> None:
         """See :meth:`.MessageStore.append_replica`."""
         if not data:
+            # no bytes (a 4.x master's heartbeat): appendToCommitLog still takes the last file
+            # (getLastMappedFile(startOffset, true)), so an empty slave gets its first file at the
+            # master's offset, and a slave whose last file is full the next one, as in Java
+            files = self.commitlog.files.files
+            if (not files and offset % self.commitlog.file_size == 0) or \
+                    (files and files[-1].is_full and offset == self.commitlog.max_offset):
+                self.commitlog.files.last_or_create(offset)
             return
         if not self.commitlog.files.files and offset % self.commitlog.file_size:
             raise StoreError(f"an empty store starts replicating at a file boundary, not at {offset}")

@@ -413,7 +413,9 @@ class MessageStore:
         the same append as a put. With ``dispatch=False`` the records wait for
         :meth:`dispatch_replica`, as a Java slave leaves them to its ReputMessageService: the HA
         client appends and acks at the speed of the copy, and the ConsumeQueues and the index
-        follow (``dispatchBehindBytes`` says how far behind)."""
+        follow (``dispatchBehindBytes`` says how far behind). No bytes (a 4.x heartbeat) still
+        make the first file of an empty store at ``offset``, or the next file after a full one,
+        as Java's ``appendData`` does through ``getLastMappedFile``."""
         if self._state != "running":
             raise StoreError(f"store is {self._state}")
         self.puts.append_replica(offset, data, dispatch=dispatch)

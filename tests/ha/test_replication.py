@@ -453,6 +453,28 @@ def test_heartbeats_and_housekeeping(tmp_path: Path) -> None:
     run(main())
 
 
+def test_an_empty_slave_of_an_empty_master_makes_its_first_file_on_a_heartbeat(tmp_path: Path) -> None:
+    """A Java 4.9.8 slave appends a heartbeat's no bytes through appendToCommitLog, which takes the
+    last CommitLog file and makes one when there is none: once a heartbeat has come, an empty slave
+    of an empty master has file 0 and reports commitLogMinOffset 0 (the Java pair does; the master,
+    which has no file, reports -1)."""
+    async def main() -> None:
+        async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, haSendHeartbeatInterval="200") as master, \
+                slave_cfg(tmp_path / "s", ns.address) as slave:
+            await connected(master, slave)
+            await wait_until(lambda: slave.store.commitlog_min_offset() == 0, 10)
+            assert [p.name for p in slave.config.commitlog_dir.iterdir()] == [f"{0:020d}"]
+            assert slave.store.commitlog_max_offset() == 0 and master.store.commitlog_min_offset() == -1
+            # and the first bytes go into that file
+            c = await client(master)
+            await send_many(c, 5)
+            await c.aclose()
+            await caught_up(master, slave)
+            assert assert_same_bytes(master, slave) == master.store.commitlog_max_offset()
+
+    run(main())
+
+
 def test_a_transfer_that_does_not_continue_the_slaves_log_reconnects(tmp_path: Path) -> None:
     async def main() -> None:
         fm = FakeMaster()
