@@ -199,6 +199,7 @@ SUBAPPS: list[tuple[str, str, str, str]] = [
     ("pcap", "app", "pcap", "Decode and summarise captures of RocketMQ traffic; record new ones."),
     ("acl", "app", "acl", "A broker's plain ACL: accounts, white addresses, versions."),
     ("analyze", "analyze", "analyze", "Analyse captures with Spark: Parquet tables, metrics, a report."),
+    ("conformance", "app", "conformance", "Grade a name server, broker or controller; replay captures."),
 ]
 
 

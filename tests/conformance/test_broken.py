@@ -1,0 +1,57 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The suite can fail, and fails exactly where it should: our reference cluster behind a proxy
+that breaks three things (tests/conformance/brokenproxy.py) fails the cases that check them and
+passes every other case it passes without the proxy."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from conformance.model import Outcome
+from conformance.refcluster import ReferenceCluster
+from conformance.registry import catalogue
+from conformance.runner import RunOptions, run_suite
+from conformance.target import Target
+from tests.conformance.brokenproxy import BrokenProxy, Faults
+from wire.aio import split_addr
+
+pytestmark = pytest.mark.slow
+
+#: the cases each fault must fail (MUST: fail; SHOULD: non-strict)
+EXPECTED = {
+    # PULL_OFFSET_MOVED passed on as PULL_NOT_FOUND
+    "pull_offset_moved": {"BR-PULL-004", "BR-PULL-005", "BR-PULL-006"},
+    # the close of a connection that sent a malformed frame (or garbage) not passed on
+    "keep_open": {f"FRM-BAD-{i:03d}" for i in range(1, 11)} | {"ROB-GARBAGE-001", "ROB-GARBAGE-002"},
+    # a oneway request answered
+    "answer_oneway": {"FRM-ONEWAY-001", "FRM-ONEWAY-002"},
+}
+
+
+async def _graded(cluster: ReferenceCluster, faults: Faults) -> dict[str, Outcome]:
+    assert cluster.target is not None
+    t = cluster.target
+    assert t.namesrv and t.broker
+    proxies = [await BrokenProxy(split_addr(addr), faults).start() for addr in (t.namesrv, t.broker)]
+    try:
+        target = Target(name="broken", namesrv=proxies[0].addr, broker=proxies[1].addr)
+        report = await run_suite(target, catalogue(), RunOptions(fast=True))
+    finally:
+        for p in proxies:
+            await p.close()
+    assert report.target.broker_name == "broker-a", report.target.notes
+    return {r.case.id: r.outcome for r in report.results}
+
+
+def test_the_suite_fails_exactly_the_broken_cases(tmp_path: Path) -> None:
+    with ReferenceCluster(tmp_path / "cluster", slave=False) as cluster:
+        broken = asyncio.run(_graded(cluster, Faults(pull_offset_moved=True, keep_open=True, answer_oneway=True)))
+    expected = set().union(*EXPECTED.values())
+    failed = {c for c, o in broken.items() if o in (Outcome.FAIL, Outcome.NON_STRICT)}
+    assert failed == expected, f"unexpected: {sorted(failed - expected)}; missed: {sorted(expected - failed)}"
+    # every other case that runs passes (test_targets grades the same cluster without the proxy)
+    others = {o for c, o in broken.items() if c not in expected}
+    assert others <= {Outcome.PASS, Outcome.INFORMATIONAL, Outcome.NOT_RUN}, others

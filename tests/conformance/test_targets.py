@@ -1,0 +1,123 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""The whole suite against three targets: our reference cluster, the real Java 4.9.8 servers (name
+server, master, slave) and the real Java 5.0.0 servers in controller mode (name server with the
+embedded controller, two brokers). Every MUST passes on each, up to the deviations their files
+document; each run's JSON and JUnit XML, and the side-by-side HTML page of the three, are written
+to build/conformance/ (kept after the run).
+
+Ours and Java 4.9.8 run in full, the cases that wait for minutes included (they run alongside the
+others, so they add about two minutes each); Java 5.0.0 runs with ``fast``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.deviations import Deviations, load_deviations
+from conformance.model import Level, Outcome
+from conformance.registry import catalogue
+from conformance.report import html_report, junit_xml, load_report, write_json
+from conformance.runner import Report, RunOptions, run_suite_sync
+from conformance.target import Target
+
+pytestmark = pytest.mark.slow
+
+DEVIATIONS = Path(__file__).resolve().parents[2] / "conformance" / "deviations"
+#: the reports written in this session, in the order of the tests
+WRITTEN: list[Path] = []
+
+
+def _deviations(name: str) -> Deviations:
+    path = DEVIATIONS / f"{name}.yaml"
+    return load_deviations(path) if path.exists() else Deviations()
+
+
+def _grade(target: Target, artefacts: Path, stem: str, *, fast: bool) -> Report:
+    report = run_suite_sync(target, catalogue(), RunOptions(fast=fast, deviations=_deviations(stem)))
+    doc = report.to_json()
+    write_json(doc, artefacts / f"{stem}.json")
+    WRITTEN.append(artefacts / f"{stem}.json")
+    (artefacts / f"{stem}.xml").write_text(junit_xml(doc), encoding="utf-8")
+    return report
+
+
+def _check(report: Report) -> None:
+    bad = [f"{r.case.id} {r.outcome}: {r.detail}" for r in report.results
+           if r.outcome is Outcome.FAIL or (r.outcome is Outcome.UNIMPLEMENTED and r.case.level is Level.MUST)]
+    assert not bad, "\n".join(bad)
+    assert report.passed
+    # every case that did not run says why, and only for a reason that is no failure of the target
+    for r in report.results:
+        if r.outcome is Outcome.NOT_RUN:
+            assert r.detail.startswith(("profile ", "no ", "--fast")), f"{r.case.id}: {r.detail}"
+    assert not report.stale_deviations(), f"deviations listed but passing: {report.stale_deviations()}"
+    assert not report.cleanup_errors, report.cleanup_errors
+
+
+def test_reference_cluster(artefacts: Path, tmp_path: Path) -> None:
+    from conformance.refcluster import ReferenceCluster
+
+    with ReferenceCluster(tmp_path / "cluster") as cluster:
+        assert cluster.target is not None
+        report = _grade(cluster.target, artefacts, "reference", fast=False)
+    _check(report)
+    ran = {r.case.id for r in report.results if r.outcome is not Outcome.NOT_RUN}
+    # everything of the 4.9 profile runs against ours (the slow cases too, and the slave's)
+    assert {c.id for c in catalogue() if "4.9" in c.profiles and not set(c.needs) - {
+        "namesrv", "broker", "slave", "ha"}} <= ran
+
+
+def test_java_4_9_8(java_servers_module, artefacts: Path) -> None:
+    js = java_servers_module
+    ns = js.namesrv("4.9.8")
+    master = js.broker("4.9.8", namesrv=ns, name="broker-a")
+    slave = js.broker("4.9.8", namesrv=ns, name="broker-a", role="SLAVE")
+    target = Target(name="Java 4.9.8", namesrv=ns.addr)
+    _wait_for_master(target, {master.addr, slave.addr})
+    report = _grade(target, artefacts, "java-4.9.8", fast=False)
+    assert report.target.profile == "4.9" and report.target.slave == slave.addr
+    _check(report)
+
+
+def test_java_5_0_0(java_servers_module, artefacts: Path) -> None:
+    js = java_servers_module
+    ns = js.namesrv_controller("5.0.0")
+    props = {"enableControllerMode": "true", "controllerAddr": ns.controller_addr, "allAckInSyncStateSet": "true",
+             "storePathEpochFile": "@NODE_DIR@/store/epochFileCheckpoint", "mappedFileSizeTimerLog": "10485760"}
+    nodes = [js.broker("5.0.0", namesrv=ns, cluster="DefaultClusterC", name="broker-c", broker_id=-1,
+                       role="SLAVE", **props) for _ in range(2)]
+    target = Target(name="Java 5.0.0 (controller mode)", namesrv=ns.addr)
+    _wait_for_master(target, {n.addr for n in nodes})
+    report = _grade(target, artefacts, "java-5.0.0", fast=True)
+    assert report.target.profile == "5.0" and report.target.controller == ns.controller_addr
+    _check(report)
+
+
+def _wait_for_master(target: Target, addrs: set[str], timeout: float = 60.0) -> None:
+    """Until the name server lists both nodes, one of them as the master (brokerId 0)."""
+    import asyncio
+    import time
+
+    from conformance.target import discover
+
+    deadline = time.monotonic() + timeout
+    while True:
+        found = asyncio.run(discover(target))
+        if found.broker in addrs and found.slave in addrs:
+            return
+        assert time.monotonic() < deadline, f"no master and slave listed after {timeout:g} s: {found.notes}"
+        time.sleep(1.0)
+
+
+def test_side_by_side_report(artefacts: Path) -> None:
+    """The HTML page of the targets graded above (those that ran in this session)."""
+    docs = [load_report(path) for path in WRITTEN]
+    assert docs, "no target was graded"
+    page = html_report(docs, title="RocketMQ conformance: mqctl reference servers and Java")
+    (artefacts / "conformance.html").write_text(page, encoding="utf-8")
+    assert page.count("<tr class='case") == len(catalogue())
+    summary = {d["target"]["name"]: d["counts"] for d in docs}
+    (artefacts / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
