@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .errors import EXIT_FAILURE, ConnectionFailed, UsageError
+from .errors import EXIT_FAILURE, CliError, ConnectionFailed, UsageError
 from .runner import settings
 
 if TYPE_CHECKING:
@@ -304,3 +304,155 @@ def report(
         out.line()
         out.table(["case", *(d["target"]["name"] for d in docs)],
                   [[i, *(b.get(i, "-") for b in by)] for i in differ], title="where the targets differ")
+
+
+# ---------------------------------------------------------------------------- replay
+
+
+def _capture_paths(items: list[Path]) -> list[Path]:
+    out: list[Path] = []
+    for item in items:
+        if item.is_dir():
+            found = sorted(p for p in item.iterdir() if p.suffix in (".pcap", ".pcapng"))
+            if not found:
+                raise UsageError(f"{item}: no .pcap or .pcapng file in it")
+            out += found
+        elif item.is_file():
+            out.append(item)
+        else:
+            raise UsageError(f"{item}: no such file or directory")
+    return out
+
+
+def _maps(items: list[str] | None) -> dict[int, str]:
+    from wire.aio import split_addr
+
+    out: dict[int, str] = {}
+    for item in items or []:
+        port, sep, addr = item.partition("=")
+        if not sep or not port.strip().isdigit():
+            raise UsageError(f"--map {item!r}: expected PORT=HOST:PORT")
+        try:
+            split_addr(addr)
+        except Exception:
+            raise UsageError(f"--map {item!r}: {addr!r} is not a host:port address") from None
+        out[int(port)] = addr.strip()
+    return out
+
+
+@app.command()
+def replay(
+    ctx: typer.Context,
+    captures: Annotated[list[Path], typer.Argument(help="pcap/pcapng files, or folders of them.")],
+    namesrv: Addr = None,
+    broker: Addr = None,
+    slave: Addr = None,
+    controller: Addr = None,
+    map_: Annotated[list[str] | None, typer.Option(
+        "--map", help="PORT=HOST:PORT: send what went to the recorded server port there; repeatable. "
+        "Default: by role (9876 name server, 10911 broker, 10921 slave, 9878 controller, ...).")] = None,
+    setup: Annotated[str, typer.Option(
+        help="Set-up file, 'auto' (beside the capture, else shipped for ../shared captures) or "
+        "'none'.")] = "auto",
+    rules: Annotated[Path | None, typer.Option(help="Normalisation rules added to the shipped ones.")] = None,
+    all_connections: Annotated[bool, typer.Option(
+        help="Replay the connections between the recorded servers too (registrations, slave sync).")] = False,
+    learn_volatile: Annotated[bool, typer.Option(
+        help="Replay twice against the target and print rules for the answer fields that varied.")] = False,
+    json_file: Annotated[Path | None, typer.Option("--json", help="Write the verdicts as JSON here.")] = None,
+    wait: Annotated[float, typer.Option(help="Seconds to wait for each answer.")] = 10.0,
+) -> None:
+    """Re-send the client requests of captures to a target and compare the answers with the
+    recorded ones (exit 1 when a difference is not explained). Without --namesrv, a reference
+    cluster of ours is started and replayed against."""
+    import asyncio
+
+    from conformance.replay import learn_volatile as learn
+    from conformance.replay import replay_async
+    from conformance.replay.rules import RuleError, load_rules
+    from conformance.replay.setup import SetupError
+
+    paths = _capture_paths(captures)
+    mapping = _maps(map_)
+    if setup not in ("auto", "none") and not Path(setup).is_file():
+        raise UsageError(f"--setup {setup!r}: not a file (or 'auto', 'none')")
+    try:
+        ruleset = load_rules()
+        if rules is not None:
+            ruleset = ruleset.merged(load_rules(rules))
+    except RuleError as err:
+        raise UsageError(str(err)) from None
+    kw: dict[str, Any] = {"mapping": mapping, "setup": None if setup == "none" else setup, "rules": ruleset,
+                          "all_connections": all_connections, "timeout": wait}
+
+    def run(target: Any) -> Any:
+        try:
+            if learn_volatile:
+                return asyncio.run(learn(paths, target, **kw))
+            return asyncio.run(replay_async(paths, target, **kw))
+        except SetupError as err:
+            raise CliError(str(err)) from None
+
+    if namesrv is None and any((broker, slave, controller)):
+        raise UsageError("give --namesrv with --broker/--slave/--controller")
+    if namesrv is None:
+        from conformance.refcluster import ReferenceCluster, ReferenceClusterError
+
+        settings(ctx).output.info("no --namesrv: starting a reference cluster of ours (name server, master, "
+                                  "slave)")
+        try:
+            with ReferenceCluster() as cluster:
+                result = run(cluster.target)
+        except ReferenceClusterError as err:
+            raise ConnectionFailed(f"the reference cluster did not start: {err}") from None
+    else:
+        from conformance.target import Target
+
+        try:
+            target = Target(name=namesrv, namesrv=namesrv, broker=broker, slave=slave, controller=controller)
+        except Exception as err:
+            raise UsageError(str(err)) from None
+        _reachable(target)
+        result = run(target)
+    out = settings(ctx).output
+    if learn_volatile:
+        import yaml
+
+        out.line(yaml.safe_dump(result, sort_keys=False, allow_unicode=True, width=100).rstrip())
+        return
+    _print_replay(ctx, result, json_file)
+    if result.unexplained:
+        raise typer.Exit(EXIT_FAILURE)
+
+
+def _print_replay(ctx: typer.Context, report: Any, json_file: Path | None) -> None:
+    from conformance.report import write_json
+
+    doc = report.to_json()
+    if json_file is not None:
+        write_json(doc, json_file)
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data(doc)
+        return
+    verdicts = ("match", "explained", "closed-as-recorded", "skipped", "differ", "missing", "extra")
+    per: dict[str, dict[str, int]] = {}
+    for v in report.verdicts:
+        per.setdefault(v.capture, {}).setdefault(v.verdict, 0)
+        per[v.capture][v.verdict] += 1
+    out.table(["capture", *verdicts],
+              [[c, *(counts.get(v, 0) for v in verdicts)] for c, counts in per.items()],
+              justify={v: "right" for v in verdicts})
+    bad = report.unexplained
+    if bad:
+        out.line()
+        rows = []
+        for v in bad:
+            detail = "; ".join(str(d) for d in v.diffs[:4]) or v.reason
+            rows.append([v.capture, v.number, v.to_json()["code_name"] or "-", v.verdict, detail])
+        out.table(["capture", "row", "request", "verdict", "detail"], rows)
+    for line in report.setup:
+        out.info(f"set-up: {line}")
+    total = len(report.verdicts)
+    out.info(f"{total - len(bad)} of {total} requests as recorded (or explained, or skipped with the "
+             f"reason); {len(bad)} unexplained")

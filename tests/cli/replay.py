@@ -1,8 +1,9 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """Replaying captured Java answers to the admin library, without sockets.
 
-:func:`exchanges` pairs the requests and responses of a capture (per TCP connection, by opaque,
-with :func:`wire.pairing.pair_by_opaque`).
+:func:`exchanges` gives the answered requests of a capture as the conformance replayer reads them
+(:func:`conformance.replay.ingest.load_capture`: wire.capture's ingest, whose answer pairing is
+:mod:`wire.pairing`).
 :class:`ReplayClient` is an :class:`~wire.admin.client.AdminClient` whose :meth:`invoke` answers
 each request with the response the official Java server gave to the matching captured request
 (same server address and request code, and the same values for the ext fields that identify
@@ -17,11 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.pcaputil import streams
-from wire import DecodeError, FrameBuffer, RemotingCommand, decode_frame
+from conformance.replay.ingest import load_capture
+from wire import RemotingCommand
 from wire.admin.client import AdminClient
 from wire.aio import ConnectError
-from wire.pairing import pair_by_opaque
 
 #: the ext fields that tell two requests of one code apart
 IDENTITY: dict[int, tuple[str, ...]] = {
@@ -43,31 +43,12 @@ class Exchange:
     used: bool = False
 
 
-def _commands(data: bytes) -> list[RemotingCommand]:
-    """The commands of one direction; none for a stream that is not remoting (the HA ports)."""
-    fb = FrameBuffer()
-    fb.feed(data)
-    try:
-        return [decode_frame(f) for f in iter(fb.next_frame, None)]
-    except DecodeError:
-        return []
-
-
 def exchanges(pcap: Path) -> list[Exchange]:
-    """Every answered request of the capture, in the order the requests were sent."""
-    dirs = {d.key: d for d in streams(pcap)}
-    out: list[Exchange] = []
-    for d in dirs.values():
-        back = dirs.get((d.dst, d.dport, d.src, d.sport))
-        if back is None or d.gaps or back.gaps:
-            continue
-        # this direction's requests, then the other direction's answers, paired as wire.pairing
-        # pairs them (requests the server sent are paired when the loop gets to their direction)
-        sent = [(0, c) for c in _commands(bytes(d.data))] + [(1, c) for c in _commands(bytes(back.data))]
-        index = {id(c): i for i, (_d, c) in enumerate(sent)}
-        for req, resp in sorted(pair_by_opaque(sent), key=lambda p: index[id(p[0])]):
-            out.append(Exchange(f"{d.dst}:{d.dport}", req, resp, d.first_ts))
-    out.sort(key=lambda e: e.time)
+    """Every answered request of the capture (background connections included), in the order the
+    requests were sent."""
+    capture = load_capture(pcap)
+    out = [Exchange(conn.server, step.command, step.recorded, step.ts)
+           for conn, step in capture.steps() if step.command is not None and step.recorded is not None]
     return out
 
 

@@ -48,7 +48,8 @@ async def _graded(cluster: ReferenceCluster, faults: Faults) -> dict[str, Outcom
 
 def test_the_suite_fails_exactly_the_broken_cases(tmp_path: Path) -> None:
     with ReferenceCluster(tmp_path / "cluster", slave=False) as cluster:
-        broken = asyncio.run(_graded(cluster, Faults(pull_offset_moved=True, keep_open=True, answer_oneway=True)))
+        broken = asyncio.run(_graded(cluster, Faults(pull_offset_moved=True, keep_open=True,
+                                                     answer_oneway=True)))
     expected = set().union(*EXPECTED.values())
     failed = {c for c, o in broken.items() if o in (Outcome.FAIL, Outcome.NON_STRICT)}
     assert failed == expected, f"unexpected: {sorted(failed - expected)}; missed: {sorted(expected - failed)}"

@@ -26,7 +26,8 @@ class FakeRun:
         self.outcome = outcome
         self.calls: list[tuple[Target, list[str], RunOptions]] = []
 
-    async def __call__(self, target: Target, cases: Any, options: RunOptions | None = None, **kw: Any) -> Report:
+    async def __call__(self, target: Target, cases: Any, options: RunOptions | None = None,
+                       **kw: Any) -> Report:
         cases = list(cases)
         assert options is not None
         self.calls.append((target, [c.id for c in cases], options))
@@ -46,8 +47,10 @@ def test_run_passes_options_to_the_library(invoke, fake_run: FakeRun, tmp_path: 
     devs = tmp_path / "d.yaml"
     devs.write_text("deviations:\n  - id: NS-ROUTE-002\n    reason: on purpose\n")
     out = tmp_path / "r.json"
-    r = invoke("conformance", "run", "--namesrv", "10.0.0.1:9876", "--broker", "10.0.0.2:10911", "--profile", "5.0",
-               "--only", "NS-*,BR-SEND-*", "--skip", "NS-EXPIRY-*", "--fast", "--strict", "--deviations", str(devs),
+    r = invoke("conformance", "run", "--namesrv", "10.0.0.1:9876", "--broker", "10.0.0.2:10911", "--profile",
+               "5.0",
+               "--only", "NS-*,BR-SEND-*", "--skip", "NS-EXPIRY-*", "--fast", "--strict", "--deviations",
+               str(devs),
                "--json", str(out), "--name", "mine")
     assert r.exit_code == 0, r.output
     ((target, ids, options),) = fake_run.calls
@@ -63,7 +66,8 @@ def test_run_passes_options_to_the_library(invoke, fake_run: FakeRun, tmp_path: 
 def test_run_exit_code_follows_the_verdict(invoke, fake_run: FakeRun, tmp_path: Path) -> None:
     fake_run.outcome = Outcome.FAIL
     junit = tmp_path / "r.xml"
-    r = invoke("conformance", "run", "--namesrv", "10.0.0.1:9876", "--only", "NS-KV-001", "--junit-xml", str(junit))
+    r = invoke("conformance", "run", "--namesrv", "10.0.0.1:9876", "--only", "NS-KV-001", "--junit-xml",
+               str(junit))
     assert r.exit_code == 1
     assert "NS-KV-001" in r.stdout and "fail" in r.stdout
     assert "<failure" in junit.read_text()
@@ -131,7 +135,8 @@ def test_report_side_by_side(invoke, tmp_path: Path) -> None:
     docs = []
     for name, outcome in (("a", "pass"), ("b", "fail")):
         case = get("NS-KV-001").describe()
-        doc = {"suite": "mqctl-conformance", "target": {"name": name, "profile": "4.9"}, "passed": outcome == "pass",
+        doc = {"suite": "mqctl-conformance", "target": {"name": name, "profile": "4.9"},
+               "passed": outcome == "pass",
                "counts": {outcome: 1}, "duration": 1.0, "options": {},
                "results": [{**case, "outcome": outcome, "detail": "", "observations": []}]}
         path = tmp_path / f"{name}.json"
@@ -155,3 +160,45 @@ def main(capsys: pytest.CaptureFixture[str]):
         return rc, cap.out, cap.err
 
     return run
+
+
+def test_replay_passes_options_to_the_library(invoke, monkeypatch, tmp_path: Path) -> None:
+    from conformance.replay import ReplayReport
+    from conformance.replay.replayer import Verdict
+    from conformance.replay.rules import Diff
+
+    calls: list[tuple[list[Path], Target, dict]] = []
+
+    async def fake(paths, target, **kw):
+        calls.append((list(paths), target, kw))
+        return ReplayReport(target, [str(p) for p in paths], [
+            Verdict("a.pcap", 1, 3, "request", 105, "match"),
+            Verdict("a.pcap", 1, 5, "request", 28, "differ", [Diff("body.table.x", "1", "2")])], ["made a topic"])
+
+    monkeypatch.setattr("conformance.replay.replay_async", fake)
+    monkeypatch.setattr("mqctl.conformance._reachable", lambda target: None)
+    cap = tmp_path / "a.pcap"
+    cap.write_bytes(b"")
+    out = tmp_path / "v.json"
+    r = invoke("conformance", "replay", str(cap), "--namesrv", "10.0.0.1:9876", "--map", "10911=10.0.0.2:1",
+               "--setup", "none", "--all-connections", "--json", str(out))
+    assert r.exit_code == 1, r.output  # one difference is unexplained
+    ((paths, target, kw),) = calls
+    assert paths == [cap] and target.namesrv == "10.0.0.1:9876"
+    assert kw["mapping"] == {10911: "10.0.0.2:1"} and kw["setup"] is None and kw["all_connections"]
+    assert "body.table.x: recorded '1', got '2'" in r.stdout
+    assert json.loads(out.read_text())["unexplained"] == 1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--map", "x=1"), "expected PORT=HOST:PORT"),
+    (("--map", "10911=nohost"), "not a host:port"),
+    (("--setup", "/no/such/file"), "not a file"),
+])
+def test_replay_usage_errors(main, tmp_path: Path, args, message) -> None:
+    cap = tmp_path / "a.pcap"
+    cap.write_bytes(b"")
+    rc, _out, err = main("conformance", "replay", str(cap), "--namesrv", "127.0.0.1:9876", *args)
+    assert rc == 2 and message in err
+    rc, _out, err = main("conformance", "replay", str(tmp_path / "missing.pcap"))
+    assert rc == 2 and "no such file" in err

@@ -146,7 +146,8 @@ def test_run_verdict() -> None:
     def r(outcome: Outcome, level: Level = Level.MUST) -> CaseResult:
         return CaseResult(_case(_ok, level), outcome)
 
-    assert passed([r(Outcome.PASS), r(Outcome.NON_STRICT, Level.SHOULD), r(Outcome.NOT_RUN), r(Outcome.DEVIATION)])
+    assert passed([r(Outcome.PASS), r(Outcome.NON_STRICT, Level.SHOULD), r(Outcome.NOT_RUN),
+                   r(Outcome.DEVIATION)])
     assert not passed([r(Outcome.PASS), r(Outcome.FAIL)])
     assert not passed([r(Outcome.UNIMPLEMENTED, Level.MUST)])
     assert passed([r(Outcome.UNIMPLEMENTED, Level.SHOULD)])
@@ -178,7 +179,8 @@ def test_deviations_turn_failures_into_deviation(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "error"), [
     ("deviations:\n  - id: NS-NOPE-001\n    reason: x\n", "not a case ID"),
     ("deviations:\n  - id: NS-ROUTE-001\n", "needs a reason"),
-    ("deviations:\n  - id: NS-ROUTE-001\n    reason: a\n  - id: NS-ROUTE-001\n    reason: b\n", "listed twice"),
+    ("deviations:\n  - id: NS-ROUTE-001\n    reason: a\n  - id: NS-ROUTE-001\n    reason: b\n",
+     "listed twice"),
     ("deviation:\n  - id: NS-ROUTE-001\n", "unknown keys"),
     ("deviations: [\n", "not YAML"),
     ("deviations:\n  - {id: NS-ROUTE-001, reason: x, why: y}\n", "exactly the keys"),
@@ -200,7 +202,8 @@ def test_shipped_deviation_files_load() -> None:
 
 def _report_doc() -> dict:
     cases = [_case(_ok), _case(_miss), _case(_boom, Level.SHOULD)]
-    cases = [Case(f"FRM-TEST-{i:03d}", c.level, c.requirement, c.source, c.fn, needs=()) for i, c in enumerate(cases)]
+    cases = [Case(f"FRM-TEST-{i:03d}", c.level, c.requirement, c.source, c.fn, needs=()) for i,
+             c in enumerate(cases)]
     report = asyncio.run(run_suite(Target(name="t1"), cases))
     return json.loads(json.dumps(report.to_json()))
 
