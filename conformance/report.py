@@ -154,7 +154,10 @@ th{text-align:left;background:#f6f6f6;position:sticky;top:0}
 _JS = """
 function show(){var f=document.querySelector('input[name=f]:checked').value;
 document.querySelectorAll('tr.case').forEach(function(r){var k=r.dataset;
-r.style.display=(f=='all'||(f=='diff'&&k.diff=='1')||(f=='bad'&&k.bad=='1'))?'':'none'});}
+r.style.display=(f=='all'||(f=='diff'&&k.diff=='1')||(f=='bad'&&k.bad=='1'))?'':'none'});
+history.replaceState(null,'',f=='all'?'#':'#'+f);}
+window.addEventListener('load',function(){var h=location.hash.slice(1);
+var i=document.querySelector('input[name=f][value="'+h+'"]');if(i){i.checked=true;show();}});
 """
 
 
@@ -190,7 +193,8 @@ def _target_row(doc: Mapping[str, Any]) -> str:
 def html_report(docs: Sequence[Mapping[str, Any]], *, title: str = "RocketMQ conformance") -> str:
     """One page: each target's summary, then a row per case and a column per target. Hovering a
     cell shows the detail and observations; the filters show only the rows where the targets
-    differ, or where one of them did not pass."""
+    differ, or where one of them did not pass (``#diff`` and ``#bad`` at the end of the address
+    open the page filtered)."""
     cases: dict[str, Mapping[str, Any]] = {}
     per: list[dict[str, Mapping[str, Any]]] = []
     for doc in docs:

@@ -9,6 +9,8 @@ groups, fake brokers (their registration connection closes and they unregister).
 
 from __future__ import annotations
 
+import itertools
+import random
 import time
 import zlib
 from collections.abc import Mapping
@@ -103,6 +105,12 @@ class FakeBroker:
         return await self.conn.request(self.ctx.command(R.UNREGISTER_BROKER, ext), self.ctx.request_timeout)
 
 
+#: the fake brokers' ports: unique in this process (the name server keys a broker's liveness by its
+#: address, so two fake brokers on one address would expire or unregister each other), from a
+#: random base so that two runs against one name server are unlikely to meet
+_FAKE_PORTS = itertools.count(20000 + 2 * random.randrange(10000), 2)
+
+
 def topic_config(name: str, read: int = 4, write: int = 4, perm: int = 6, sys_flag: int = 0) -> TopicConfig:
     return TopicConfig(topic_name=name, read_queue_nums=read, write_queue_nums=write, perm=perm,
                        topic_sys_flag=sys_flag)
@@ -118,7 +126,7 @@ async def fake_broker(ctx: Ctx, *, topics: Mapping[str, TopicConfig] | None = No
     conn = await ctx.connect("namesrv")
     cluster = cluster or ctx.unique("cluster")
     name = name or ctx.unique("broker")
-    port = port or 20000 + 2 * (hash((name, broker_id)) % 20000)
+    port = port or next(_FAKE_PORTS)
     fb = FakeBroker(ctx, conn, cluster, name, broker_id, f"127.0.0.1:{port}", f"127.0.0.1:{port + 1}",
                     dict(topics or {}))
 

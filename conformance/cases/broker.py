@@ -182,28 +182,32 @@ async def send_batch(ctx: Ctx) -> None:
 @case(
     "BR-SEND-006", Level.MUST,
     "a send to a topic the broker does not have is stored in a new topic made from TBW102 when the broker "
-    "routes TBW102 (autoCreateTopicEnable), and refused TOPIC_NOT_EXIST otherwise",
+    "has autoCreateTopicEnable, and refused TOPIC_NOT_EXIST otherwise",
     source="AbstractSendMessageProcessor.msgCheck; TopicConfigManager.createTopicInSendMessageMethod",
     needs=WITH_NS,
 )
 async def auto_create(ctx: Ctx) -> None:
     """Sends to a new topic with defaultTopic TBW102 and defaultTopicQueueNums 4 and checks the
-    answer against whether the name server routes TBW102 to the broker."""
+    answer against the broker's autoCreateTopicEnable (its configuration; when it does not say,
+    whether the name server routes TBW102 to it with the inherit perm)."""
     topic = ctx.unique("auto")
     tbw = await route_data(ctx, "TBW102")
     name = ctx.target.broker_name
-    inherit = tbw is not None and any(q.broker_name == name and q.perm & 1 for q in tbw.queue_datas)
-
+    configured = ctx.target.broker_config.get("autoCreateTopicEnable")
+    if configured is not None:
+        enabled = configured == "true"
+        ctx.note(f"autoCreateTopicEnable={configured} in the broker's configuration")
+    else:
+        enabled = tbw is not None and any(q.broker_name == name and q.perm & 1 for q in tbw.queue_datas)
+        ctx.note(f"TBW102 {'is' if enabled else 'is not'} routed to the broker with the inherit perm")
     delete_after_run(ctx, topic)
     resp = await send(ctx, topic, b"auto", queue_id=0)
-    if not inherit:
-        ctx.note("TBW102 is not routed to the broker with the inherit perm: auto-creation is off")
+    if not enabled:
         ctx.code(resp, RC.TOPIC_NOT_EXIST, "a send to a new topic with auto-creation off")
         return
-    ctx.note("TBW102 is routed to the broker with the inherit perm: auto-creation is on")
     _check_send_answer(ctx, resp, 0)
-    stats = await ctx.call("broker", R.GET_TOPIC_STATS_INFO, {"topic": topic}, what="GET_TOPIC_STATS_INFO of "
-                           "the auto-created topic")
+    stats = await ctx.call("broker", R.GET_TOPIC_STATS_INFO, {"topic": topic},
+                           what="GET_TOPIC_STATS_INFO of the auto-created topic")
     from wire.bodies import TopicStatsTable
 
     queues = sorted(mq.queue_id for mq in TopicStatsTable.decode(stats.body or b"").offset_table)

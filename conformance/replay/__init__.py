@@ -136,8 +136,15 @@ async def replay_async(paths: Sequence[str | Path], target: Target, *, mapping: 
     report = ReplayReport(found, [c.path for c in captures], [], rules=list(rules.sources))
     made: set[tuple[str, int]] = set()
     translations = Translations()
+    role, profile = found.broker_config.get("brokerRole"), found.profile
     for cap in captures:
         s = setups[cap.path]
+        if s is not None and s.unmet(cap.path, broker_role=role, profile=profile):
+            # not replayed (every step skipped with the reason): nothing to set up or wait for
+            options = ReplayOptions(rules, mapped, s, timeout=timeout, all_connections=all_connections,
+                                    broker_role=role, profile=profile)
+            report.verdicts += await replay_captures([cap], options, translations)
+            continue
         if s is not None:
             due = s.stages_before(cap.path)
             states = [(-1, s.state), *((n, st) for n, st in enumerate(s.stages) if st in due)]
@@ -156,7 +163,7 @@ async def replay_async(paths: Sequence[str | Path], target: Target, *, mapping: 
             report.setup.append(f"{Path(s.source).name}: " + await settle(
                 s, broker=found.broker, controller=found.controller, broker_name=found.broker_name))
         options = ReplayOptions(rules, mapped, s, timeout=timeout, all_connections=all_connections,
-                                broker_role=found.broker_config.get("brokerRole"), profile=found.profile)
+                                broker_role=role, profile=profile)
         report.verdicts += await replay_captures([cap], options, translations)
     return report
 

@@ -192,20 +192,10 @@ async def _replay_one(cap: Capture, options: ReplayOptions, translations: Transl
     setup = options.setup
     verdicts: list[Verdict] = []
     conns = [c for c in cap.connections if options.all_connections or not c.background]
-    if setup is not None:
-        for cond in setup.requires:
-            if not cond.covers(name):
-                continue
-            lacking = None
-            if cond.broker_role is not None and options.broker_role != cond.broker_role:
-                role = options.broker_role or "unknown"
-                lacking = f"needs a {cond.broker_role} broker (the target's is {role})"
-            if cond.profile is not None and options.profile != cond.profile:
-                lacking = f"needs a {cond.profile} target (graded as {options.profile or 'unknown'})"
-            if lacking:
-                return [Verdict(name, c.index, s.number, s.kind, s.code, "skipped",
-                                reason=f"{lacking}: {cond.why}",
-                                server=c.server) for c in conns for s in c.steps]
+    lacking = setup.unmet(name, broker_role=options.broker_role, profile=options.profile) if setup else None
+    if lacking:
+        return [Verdict(name, c.index, s.number, s.kind, s.code, "skipped", reason=lacking, server=c.server)
+                for c in conns for s in c.steps]
     hosts = [c.server.rpartition(":")[0] for c in cap.connections]
     host = max(set(hosts), key=hosts.count) if hosts else "127.0.0.1"
     addresses = {f"{host}:{port}": addr for port, addr in options.mapping.items()}

@@ -111,6 +111,19 @@ class Setup:
     def applies_to(self, capture: str) -> bool:
         return any(fnmatch.fnmatchcase(Path(capture).name, g) for g in self.captures)
 
+    def unmet(self, capture: str, *, broker_role: str | None, profile: str | None) -> str | None:
+        """Why ``capture`` cannot be replayed against a target of that broker role and profile
+        (a ``requires`` entry it fails, with the entry's reason), or None."""
+        for cond in self.requires:
+            if not cond.covers(capture):
+                continue
+            if cond.broker_role is not None and broker_role != cond.broker_role:
+                role = broker_role or "unknown"
+                return f"needs a {cond.broker_role} broker (the target's is {role}): {cond.why}"
+            if cond.profile is not None and profile != cond.profile:
+                return f"needs a {cond.profile} target (graded as {profile or 'unknown'}): {cond.why}"
+        return None
+
     def stages_before(self, capture: str) -> list[State]:
         name = Path(capture).name
         return [s for s in self.stages if any(fnmatch.fnmatchcase(name, g) for g in s.before)]
