@@ -24,7 +24,8 @@ from xml.etree import ElementTree as ET
 
 from .model import FAMILIES, Outcome
 
-__all__ = ["ReportError", "html_report", "junit_xml", "load_report", "summary_by_family", "write_json"]
+__all__ = ["ReportError", "html_replay_report", "html_report", "junit_xml", "load_replay_report",
+           "load_report", "report_kind", "summary_by_family", "write_json"]
 
 #: outcome → (colour, short label) in the HTML page
 STYLE = {
@@ -38,6 +39,22 @@ STYLE = {
 }
 
 
+#: replay verdict → (colour, short label) in the HTML page of replays
+REPLAY_STYLE = {
+    "match": ("#2e7d32", "match"),
+    "explained": ("#5d6d7e", "explained"),
+    "closed-as-recorded": ("#1f618d", "closed"),
+    "skipped": ("#aab7b8", "skipped"),
+    "differ": ("#c0392b", "DIFFER"),
+    "missing": ("#922b21", "MISSING"),
+    "extra": ("#d35400", "EXTRA"),
+}
+#: replay verdicts that are no finding
+REPLAY_OK = frozenset({"match", "explained", "closed-as-recorded", "skipped"})
+#: the ``suite`` of each kind of JSON report
+SUITES = {"mqctl-conformance": "run", "mqctl-conformance-replay": "replay"}
+
+
 class ReportError(ValueError):
     """A report file that cannot be read (the message names the file)."""
 
@@ -46,21 +63,50 @@ def write_json(doc: Mapping[str, Any], path: str | Path) -> None:
     Path(path).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def load_report(path: str | Path) -> dict[str, Any]:
-    """A run's JSON report, checked for the keys the renderers need."""
-    p = Path(path)
+def _read_json(p: Path) -> Any:
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
+        return json.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ReportError(f"{p}: cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ReportError(f"{p}: not JSON: {exc}") from None
+
+
+def report_kind(path: str | Path) -> str:
+    """``run`` (a conformance run's report) or ``replay`` (a replay's verdicts)."""
+    p = Path(path)
+    doc = _read_json(p)
+    kind = SUITES.get(str(doc.get("suite"))) if isinstance(doc, dict) else None
+    if kind is None:
+        raise ReportError(f"{p}: neither a conformance run's report nor a replay's (suite "
+                          f"{doc.get('suite') if isinstance(doc, dict) else None!r})")
+    return kind
+
+
+def load_report(path: str | Path) -> dict[str, Any]:
+    """A run's JSON report, checked for the keys the renderers need."""
+    p = Path(path)
+    doc = _read_json(p)
     if not isinstance(doc, dict) or doc.get("suite") != "mqctl-conformance" \
             or not isinstance(doc.get("results"), list):
         raise ReportError(f"{p}: not a conformance report (no suite/results)")
     for n, r in enumerate(doc["results"]):
         if not isinstance(r, dict) or not {"id", "outcome", "level", "family"} <= set(r):
             raise ReportError(f"{p}: result {n} lacks id/outcome/level/family")
+    return doc
+
+
+def load_replay_report(path: str | Path) -> dict[str, Any]:
+    """A replay's JSON report (``mqctl conformance replay --json``), checked for the keys the
+    renderers need."""
+    p = Path(path)
+    doc = _read_json(p)
+    if not isinstance(doc, dict) or doc.get("suite") != "mqctl-conformance-replay" \
+            or not isinstance(doc.get("verdicts"), list):
+        raise ReportError(f"{p}: not a replay report (no suite/verdicts)")
+    for n, v in enumerate(doc["verdicts"]):
+        if not isinstance(v, dict) or not {"capture", "connection", "row", "verdict"} <= set(v):
+            raise ReportError(f"{p}: verdict {n} lacks capture/connection/row/verdict")
     return doc
 
 
@@ -238,5 +284,97 @@ def html_report(docs: Sequence[Mapping[str, Any]], *, title: str = "RocketMQ con
                    f"<td class='id idc'>{html.escape(cid)}</td><td class='lvl'>{html.escape(c['level'])}</td>"
                    f"<td class='req'>{html.escape(c.get('requirement', ''))}<br><span class='src'>"
                    f"{html.escape(c.get('source', ''))}</span></td>{cells}</tr>")
+    out.append("</table></body></html>\n")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------- HTML of replays
+
+
+def _replay_cell(v: Mapping[str, Any] | None) -> str:
+    if v is None:
+        return '<td><span class="src">—</span></td>'
+    colour, label = REPLAY_STYLE.get(v["verdict"], ("#555", v["verdict"]))
+    diffs = [f"{d['path']}: recorded {d['recorded']}, got {d['got']}" for d in v.get("diffs") or []]
+    tip = "\n".join(x for x in [v["verdict"], v.get("reason") or "", *diffs] if x)
+    cell = (f'<span class="cell" style="background:{colour}" title="{html.escape(tip)}">'
+            f"{html.escape(label)}</span>")
+    if v["verdict"] not in REPLAY_OK:
+        # a finding is read on the page, not only on hover
+        shown = diffs[:6] + ([f"… {len(diffs) - 6} more"] if len(diffs) > 6 else [])
+        lines = shown or [v.get("reason") or ""]
+        cell += "".join(f"<div class='dif'>{html.escape(x)}</div>" for x in lines if x)
+    return f"<td>{cell}</td>"
+
+
+def _replay_target_row(doc: Mapping[str, Any]) -> str:
+    t = doc.get("target", {})
+    bad = int(doc.get("unexplained") or 0)
+    verdict = ("<span class='ok'>0 unexplained</span>" if not bad
+               else f"<span class='bad'>{bad} unexplained</span>")
+    counts = doc.get("counts", {})
+    parts = "".join(f"<span><span class='cell' style='background:{REPLAY_STYLE[o][0]}'>{REPLAY_STYLE[o][1]}"
+                    f"</span> {counts[o]}</span>" for o in REPLAY_STYLE if counts.get(o))
+    roles = ("namesrv", "broker", "slave", "ha", "controller")
+    where = ", ".join(f"{k} {t[k]}" for k in roles if t.get(k))
+    version = t.get("version_name") or t.get("server_version") or "?"
+    about = (f"{len(doc.get('captures') or [])} capture(s), {len(doc.get('setup') or [])} set-up step(s); "
+             f"answers as {version}; {where}")
+    return (f"<tr><td><b>{html.escape(str(t.get('name', '?')))}</b></td><td>{verdict}</td>"
+            f"<td class='counts'>{parts}</td><td class='src'>{html.escape(about)}</td></tr>")
+
+
+def html_replay_report(docs: Sequence[Mapping[str, Any]], *, title: str = "RocketMQ capture replay") -> str:
+    """One page of replays: each target's counts, then a row per replayed request (grouped by
+    capture) and a column per target. A verdict that is a finding (differ, missing, extra) shows
+    its field differences in the cell; the others show the reason on hover. The filters (``#diff``,
+    ``#bad``) keep the rows where the targets' verdicts differ, or where one is a finding."""
+    Key = tuple[str, int, int]
+    rows: dict[Key, Mapping[str, Any]] = {}
+    per: list[dict[Key, Mapping[str, Any]]] = []
+    for doc in docs:
+        keyed = {(v["capture"], int(v["connection"]), int(v["row"])): v for v in doc["verdicts"]}
+        per.append(keyed)
+        for k, v in keyed.items():
+            rows.setdefault(k, v)
+    captures: list[str] = []
+    for doc in docs:
+        for v in doc["verdicts"]:
+            if v["capture"] not in captures:
+                captures.append(v["capture"])
+    order = {c: i for i, c in enumerate(captures)}
+    keys = sorted(rows, key=lambda k: (order[k[0]], k[1], k[2]))
+    out = ["<!DOCTYPE html><html><head><meta charset='utf-8'>",
+           f"<title>{html.escape(title)}</title><style>{_CSS}.dif{{font:12px ui-monospace,monospace;"
+           f"color:#922b21;max-width:520px;word-break:break-all}}</style><script>{_JS}</script></head><body>",
+           f"<h1>{html.escape(title)}</h1>",
+           f"<p class='sub'>{len(keys)} requests of {len(captures)} capture(s), {len(docs)} target(s); "
+           f"generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} by mqctl conformance replay</p>",
+           "<table class='targets'>", *(_replay_target_row(d) for d in docs), "</table>"]
+    out.append("<div id='bar'>" + "".join(
+        f"<label><input type='radio' name='f' value='{v}'{' checked' if v == 'all' else ''} "
+        f"onchange='show()'> {label}</label>"
+        for v, label in (("all", "all requests"), ("diff", "where the targets differ"),
+                         ("bad", "a finding somewhere"))) + "</div>")
+    heads = "".join(f"<th>{html.escape(str(d.get('target', {}).get('name', '?')))}</th>" for d in docs)
+    out.append(f"<table><tr><th>connection</th><th>row</th><th>request</th>{heads}</tr>")
+    capture = None
+    for key in keys:
+        v = rows[key]
+        if key[0] != capture:
+            capture = key[0]
+            n = sum(1 for k in keys if k[0] == capture)
+            out.append(f"<tr class='fam'><td colspan='{3 + len(docs)}'>{html.escape(capture)}"
+                       f" <span class='src'>{n} request(s)</span></td></tr>")
+        got = [p.get(key) for p in per]
+        verdicts = {g["verdict"] if g else None for g in got}
+        diff = len(verdicts) > 1
+        bad = any(g is not None and g["verdict"] not in REPLAY_OK for g in got)
+        name = v.get("code_name") or (str(v["code"]) if v.get("code") is not None else "raw bytes")
+        kind = f" <span class='src'>{html.escape(str(v.get('kind')))}</span>" if v.get("kind") else ""
+        out.append(f"<tr class='case{' diff' if diff else ''}' data-diff='{int(diff)}' data-bad='{int(bad)}'>"
+                   f"<td class='id idc'>{key[1]}</td><td class='id'>{key[2]}</td>"
+                   f"<td class='id'>{html.escape(name)}{kind}</td>"
+                   f"{''.join(_replay_cell(g) for g in got)}</tr>")
     out.append("</table></body></html>\n")
     return "\n".join(out)

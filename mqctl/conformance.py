@@ -270,18 +270,28 @@ def explain(ctx: typer.Context,
 @app.command()
 def report(
     ctx: typer.Context,
-    reports: Annotated[list[Path], typer.Argument(help="JSON reports of conformance runs (one per target).")],
+    reports: Annotated[list[Path], typer.Argument(
+        help="JSON reports of conformance runs, or of replays (one per target; not both kinds).")],
     html_file: Annotated[Path | None, typer.Option("--html",
                                                    help="Write the side-by-side HTML page here.")] = None,
     junit_xml: Annotated[Path | None, typer.Option("--junit-xml",
                                                    help="Write JUnit XML of the first report.")] = None,
     title: Annotated[str, typer.Option(help="The HTML page's title.")] = "RocketMQ conformance",
 ) -> None:
-    """Put the runs of several targets side by side (a row per case, a column per target)."""
-    from conformance.report import ReportError, html_report, load_report
+    """Put the runs of several targets side by side (a row per case, a column per target), or
+    their replays of the same captures (a row per request)."""
+    from conformance.report import ReportError, html_report, load_report, report_kind
     from conformance.report import junit_xml as to_junit
 
     try:
+        kinds = {report_kind(p) for p in reports}
+        if kinds == {"replay"}:
+            if junit_xml is not None:
+                raise UsageError("--junit-xml: replay reports have no JUnit form")
+            _replay_reports(ctx, reports, html_file, title)
+            return
+        if len(kinds) > 1:
+            raise UsageError("give the reports of conformance runs or of replays, not both")
         docs = [load_report(p) for p in reports]
     except ReportError as err:
         raise UsageError(str(err)) from None
@@ -304,6 +314,37 @@ def report(
         out.line()
         out.table(["case", *(d["target"]["name"] for d in docs)],
                   [[i, *(b.get(i, "-") for b in by)] for i in differ], title="where the targets differ")
+
+
+def _replay_reports(ctx: typer.Context, paths: list[Path], html_file: Path | None, title: str) -> None:
+    """``report`` of replay JSONs: the side-by-side page and a table of counts per target."""
+    from conformance.report import REPLAY_OK, REPLAY_STYLE, html_replay_report, load_replay_report
+
+    docs = [load_replay_report(p) for p in paths]
+    if html_file is not None:
+        page_title = "RocketMQ capture replay" if title == "RocketMQ conformance" else title
+        html_file.write_text(html_replay_report(docs, title=page_title), encoding="utf-8")
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data([{"target": d["target"], "unexplained": d.get("unexplained", 0),
+                   "counts": d.get("counts", {})} for d in docs])
+        return
+    verdicts = list(REPLAY_STYLE)
+    out.table(["target", "unexplained", *verdicts],
+              [[d["target"].get("name", "?"), d.get("unexplained", 0),
+                *(d.get("counts", {}).get(v, 0) for v in verdicts)] for d in docs],
+              justify={v: "right" for v in ["unexplained", *verdicts]})
+    if len(docs) > 1:
+        keyed = [{(v["capture"], v["connection"], v["row"]): v for v in d["verdicts"]} for d in docs]
+        keys = sorted({k for m in keyed for k in m}, key=lambda k: (str(k[0]), int(k[1]), int(k[2])))
+        differ = [k for k in keys if len({(m[k]["verdict"] if k in m else None) for m in keyed}) > 1
+                  and any(k in m and m[k]["verdict"] not in REPLAY_OK for m in keyed)]
+        if differ:
+            out.line()
+            out.table(["capture", "row", "request", *(d["target"].get("name", "?") for d in docs)],
+                      [[k[0], k[2], next(m[k].get("code_name") or "-" for m in keyed if k in m),
+                        *(m[k]["verdict"] if k in m else "-" for m in keyed)] for k in differ],
+                      title="findings where the targets differ")
 
 
 # ---------------------------------------------------------------------------- replay
@@ -360,6 +401,9 @@ def replay(
     learn_volatile: Annotated[bool, typer.Option(
         help="Replay twice against the target and print rules for the answer fields that varied.")] = False,
     json_file: Annotated[Path | None, typer.Option("--json", help="Write the verdicts as JSON here.")] = None,
+    html_file: Annotated[Path | None, typer.Option(
+        "--html", help="Write the verdicts as an HTML page here (a row per request, the differences "
+        "shown).")] = None,
     wait: Annotated[float, typer.Option(help="Seconds to wait for each answer.")] = 10.0,
 ) -> None:
     """Re-send the client requests of captures to a target and compare the answers with the
@@ -420,17 +464,19 @@ def replay(
 
         out.line(yaml.safe_dump(result, sort_keys=False, allow_unicode=True, width=100).rstrip())
         return
-    _print_replay(ctx, result, json_file)
+    _print_replay(ctx, result, json_file, html_file)
     if result.unexplained:
         raise typer.Exit(EXIT_FAILURE)
 
 
-def _print_replay(ctx: typer.Context, report: Any, json_file: Path | None) -> None:
-    from conformance.report import write_json
+def _print_replay(ctx: typer.Context, report: Any, json_file: Path | None, html_file: Path | None) -> None:
+    from conformance.report import html_replay_report, write_json
 
     doc = report.to_json()
     if json_file is not None:
         write_json(doc, json_file)
+    if html_file is not None:
+        html_file.write_text(html_replay_report([doc]), encoding="utf-8")
     out = settings(ctx).output
     if out.format != "table":
         out.data(doc)

@@ -1,6 +1,7 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """Fixtures of the conformance suite's own tests: the artefact directory (build/conformance, kept
-after the run: JSON, JUnit and the side-by-side HTML report of the targets graded) and a CliRunner."""
+after the run: JSON, JUnit and the side-by-side HTML reports of the targets graded and of the
+replays), the replay reports written in the session, and a CliRunner."""
 
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ ARTEFACTS = ROOT / "build" / "conformance"
 def artefacts() -> Path:
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
     return ARTEFACTS
+
+
+@pytest.fixture(scope="session")
+def replays_written() -> list[Path]:
+    """The replay reports written in this session (the side-by-side replay page shows them)."""
+    return []
 
 
 @pytest.fixture

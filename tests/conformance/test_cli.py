@@ -180,14 +180,60 @@ def test_replay_passes_options_to_the_library(invoke, monkeypatch, tmp_path: Pat
     cap = tmp_path / "a.pcap"
     cap.write_bytes(b"")
     out = tmp_path / "v.json"
+    page = tmp_path / "v.html"
     r = invoke("conformance", "replay", str(cap), "--namesrv", "10.0.0.1:9876", "--map", "10911=10.0.0.2:1",
-               "--setup", "none", "--all-connections", "--json", str(out))
+               "--setup", "none", "--all-connections", "--json", str(out), "--html", str(page))
     assert r.exit_code == 1, r.output  # one difference is unexplained
     ((paths, target, kw),) = calls
     assert paths == [cap] and target.namesrv == "10.0.0.1:9876"
     assert kw["mapping"] == {10911: "10.0.0.2:1"} and kw["setup"] is None and kw["all_connections"]
     assert "body.table.x: recorded '1', got '2'" in r.stdout
     assert json.loads(out.read_text())["unexplained"] == 1
+    # the page shows the difference in its cell, not only on hover
+    text = page.read_text()
+    assert text.count("<tr class='case") == 2 and "1 unexplained" in text
+    assert "<div class='dif'>body.table.x: recorded &#x27;1&#x27;, got &#x27;2&#x27;</div>" in text
+
+
+def _replay_doc(name: str, verdict: str) -> dict[str, Any]:
+    diffs = [{"path": "code", "recorded": "0", "got": "17"}] if verdict == "differ" else []
+    return {"suite": "mqctl-conformance-replay", "target": {"name": name}, "captures": ["a.pcap"],
+            "setup": [], "rules": [], "counts": {"match": 1, verdict: 1} if verdict != "match" else {"match": 2},
+            "unexplained": int(verdict == "differ"),
+            "verdicts": [{"capture": "a.pcap", "connection": 1, "row": 3, "kind": "request", "code": 105,
+                          "code_name": "GET_ROUTEINFO_BY_TOPIC", "verdict": "match", "reason": "", "diffs": []},
+                         {"capture": "a.pcap", "connection": 1, "row": 5, "kind": "request", "code": 28,
+                          "code_name": "GET_BROKER_RUNTIME_INFO", "verdict": verdict, "reason": "",
+                          "diffs": diffs}]}
+
+
+def test_report_of_replays_side_by_side(invoke, main, tmp_path: Path) -> None:
+    paths = []
+    for name, verdict in (("ours", "differ"), ("java", "match")):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(_replay_doc(name, verdict)))
+        paths.append(str(path))
+    html = tmp_path / "r.html"
+    r = invoke("conformance", "report", *paths, "--html", str(html))
+    assert r.exit_code == 0, r.output
+    # the counts per target, then the request where one target has a finding and the other not
+    assert "findings where the targets differ" in r.stdout and "GET_BROKER_RUNTIME_INFO" in r.stdout
+    assert "GET_ROUTEINFO_BY_TOPIC" not in r.stdout
+    page = html.read_text()
+    assert "<title>RocketMQ capture replay</title>" in page
+    assert page.count("<tr class='case") == 2 and page.count("data-diff='1'") == 1
+    assert "code: recorded 0, got 17" in page
+    # a run's report and a replay's do not go on one page; replays have no JUnit form
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"suite": "mqctl-conformance", "results": []}))
+    rc, _out, err = main("conformance", "report", paths[0], str(run))
+    assert rc == 2 and "not both" in err
+    rc, _out, err = main("conformance", "report", paths[0], "--junit-xml", str(tmp_path / "x.xml"))
+    assert rc == 2 and "no JUnit form" in err
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"suite": "something else"}))
+    rc, _out, err = main("conformance", "report", str(other))
+    assert rc == 2 and "neither a conformance run's report nor a replay's" in err
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -24,7 +24,15 @@ from conformance.model import (
     Unimplemented,
 )
 from conformance.registry import catalogue, get, select
-from conformance.report import ReportError, html_report, junit_xml, load_report, summary_by_family
+from conformance.report import (
+    ReportError,
+    html_report,
+    junit_xml,
+    load_replay_report,
+    load_report,
+    report_kind,
+    summary_by_family,
+)
 from conformance.runner import RunOptions, passed, run_suite
 from conformance.target import Target
 
@@ -243,6 +251,21 @@ def test_load_report_errors(tmp_path: Path) -> None:
         load_report(p)
     with pytest.raises(ReportError, match="cannot read"):
         load_report(tmp_path / "missing.json")
+
+
+def test_load_replay_report_errors(tmp_path: Path) -> None:
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps({"suite": "mqctl-conformance", "results": []}))
+    assert report_kind(p) == "run"
+    with pytest.raises(ReportError, match="not a replay report"):
+        load_replay_report(p)
+    p.write_text(json.dumps({"suite": "mqctl-conformance-replay", "verdicts": [{"capture": "a.pcap"}]}))
+    assert report_kind(p) == "replay"
+    with pytest.raises(ReportError, match="verdict 0 lacks"):
+        load_replay_report(p)
+    p.write_text("[]")
+    with pytest.raises(ReportError, match="neither"):
+        report_kind(p)
 
 
 def test_failed_check_message_names_expected_and_found() -> None:

@@ -134,15 +134,16 @@ def _shared(folder: str) -> list[Path]:
     return sorted(shared_path("captures", folder).glob("*.pcap"))
 
 
-def _check(report, artefacts: Path, name: str) -> None:
+def _check(report, artefacts: Path, name: str, written: list[Path]) -> None:
     (artefacts / f"replay-{name}.json").write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    written.append(artefacts / f"replay-{name}.json")
     bad = [f"{v.capture} row {v.number} {v.verdict}: {'; '.join(map(str, v.diffs[:3])) or v.reason}"
            for v in report.unexplained]
     assert not bad, "\n".join(bad)
 
 
 @pytest.mark.slow
-def test_replay_captures_against_our_cluster(tmp_path: Path, artefacts: Path) -> None:
+def test_replay_captures_against_our_cluster(tmp_path: Path, artefacts: Path, replays_written: list[Path]) -> None:
     """The real Java captures and the fixtures (recorded against our servers), in one replay, in
     the order they were recorded."""
     from conformance.refcluster import ReferenceCluster
@@ -151,7 +152,7 @@ def test_replay_captures_against_our_cluster(tmp_path: Path, artefacts: Path) ->
     with ReferenceCluster(tmp_path / "cluster") as cluster:
         assert cluster.target is not None
         report = replay(_shared("java-4.9.8") + _shared("java-5.0.0") + fixtures, cluster.target)
-    _check(report, artefacts, "reference")
+    _check(report, artefacts, "reference", replays_written)
     counts = report.counts()
     assert counts["match"] > 300 and counts["closed-as-recorded"] == 6
     # the 5.0.0 captures need a 5.0 target: skipped with the reason, not compared

@@ -2,8 +2,9 @@
 """The whole suite against three targets: our reference cluster, the real Java 4.9.8 servers (name
 server, master, slave) and the real Java 5.0.0 servers in controller mode (name server with the
 embedded controller, two brokers). Every MUST passes on each, up to the deviations their files
-document; each run's JSON and JUnit XML, and the side-by-side HTML page of the three, are written
-to build/conformance/ (kept after the run).
+document; each run's JSON and JUnit XML, the side-by-side HTML page of the three and the
+side-by-side page of the replays of the session (replay.html) are written to build/conformance/
+(kept after the run).
 
 Ours runs in full, the cases that wait for minutes included (they run alongside the others, so
 they add about two minutes); the Java servers run with ``fast`` (their name servers expire a silent
@@ -22,7 +23,14 @@ import pytest
 from conformance.deviations import Deviations, load_deviations
 from conformance.model import Level, Outcome
 from conformance.registry import catalogue
-from conformance.report import html_report, junit_xml, load_report, write_json
+from conformance.report import (
+    html_replay_report,
+    html_report,
+    junit_xml,
+    load_replay_report,
+    load_report,
+    write_json,
+)
 from conformance.runner import Report, RunOptions, run_suite_sync
 from conformance.target import Target
 from tests.conftest import shared_path
@@ -74,20 +82,20 @@ def test_reference_cluster(artefacts: Path, tmp_path: Path) -> None:
         "namesrv", "broker", "slave", "ha"}} <= ran
 
 
-def test_java_4_9_8(java_servers_module, artefacts: Path) -> None:
+def test_java_4_9_8(java_servers_module, artefacts: Path, replays_written: list[Path]) -> None:
     js = java_servers_module
     ns = js.namesrv("4.9.8")
     master = js.broker("4.9.8", namesrv=ns, name="broker-a")
     slave = js.broker("4.9.8", namesrv=ns, name="broker-a", role="SLAVE")
     target = Target(name="Java 4.9.8", namesrv=ns.addr)
     _wait_for_master(target, {master.addr, slave.addr})
-    _replay(target, artefacts, "java-4.9.8", minimum=250)
+    _replay(target, artefacts, "java-4.9.8", replays_written, minimum=250)
     report = _grade(target, artefacts, "java-4.9.8", fast=True)
     assert report.target.profile == "4.9" and report.target.slave == slave.addr
     _check(report)
 
 
-def test_java_5_0_0(java_servers_module, artefacts: Path) -> None:
+def test_java_5_0_0(java_servers_module, artefacts: Path, replays_written: list[Path]) -> None:
     js = java_servers_module
     ns = js.namesrv_controller("5.0.0")
     props = {"enableControllerMode": "true", "controllerAddr": ns.controller_addr,
@@ -99,18 +107,19 @@ def test_java_5_0_0(java_servers_module, artefacts: Path) -> None:
                        role="SLAVE", **props) for _ in range(2)]
     target = Target(name="Java 5.0.0 (controller mode)", namesrv=ns.addr)
     _wait_for_master(target, {n.addr for n in nodes})
-    _replay(target, artefacts, "java-5.0.0", minimum=15)
+    _replay(target, artefacts, "java-5.0.0", replays_written, minimum=15)
     report = _grade(target, artefacts, "java-5.0.0", fast=True)
     assert report.target.profile == "5.0" and report.target.controller == ns.controller_addr
     _check(report)
 
 
-def _replay(target: Target, artefacts: Path, folder: str, *, minimum: int) -> None:
+def _replay(target: Target, artefacts: Path, folder: str, written: list[Path], *, minimum: int) -> None:
     """Replay the ../shared captures of ``folder`` against ``target``: nothing unexplained."""
     from conformance.replay import replay
 
     report = replay(sorted(shared_path("captures", folder).glob("*.pcap")), target)
     (artefacts / f"replay-{folder}.json").write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    written.append(artefacts / f"replay-{folder}.json")
     bad = [f"{v.capture} row {v.number} {v.verdict}: {'; '.join(map(str, v.diffs[:3])) or v.reason}"
            for v in report.unexplained]
     assert not bad, "\n".join(bad)
@@ -133,8 +142,9 @@ def _wait_for_master(target: Target, addrs: set[str], timeout: float = 60.0) -> 
         time.sleep(1.0)
 
 
-def test_side_by_side_report(artefacts: Path) -> None:
-    """The HTML page of the targets graded above (those that ran in this session)."""
+def test_side_by_side_report(artefacts: Path, replays_written: list[Path]) -> None:
+    """The HTML pages of the targets graded above and of their replays (those that ran in this
+    session)."""
     docs = [load_report(path) for path in WRITTEN]
     assert docs, "no target was graded"
     page = html_report(docs, title="RocketMQ conformance: mqctl reference servers and Java")
@@ -142,3 +152,9 @@ def test_side_by_side_report(artefacts: Path) -> None:
     assert page.count("<tr class='case") == len(catalogue())
     summary = {d["target"]["name"]: d["counts"] for d in docs}
     (artefacts / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    if replays_written:
+        replays = [load_replay_report(path) for path in replays_written]
+        page = html_replay_report(replays, title="RocketMQ capture replay: mqctl reference servers and Java")
+        (artefacts / "replay.html").write_text(page, encoding="utf-8")
+        assert page.count("<tr class='case") == len({(v["capture"], v["connection"], v["row"])
+                                                     for d in replays for v in d["verdicts"]})
