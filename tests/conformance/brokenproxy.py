@@ -12,13 +12,16 @@ Faults (any combination):
 * ``answer_oneway``: a oneway request is answered by the proxy with a SUCCESS response of its own.
 
 Frames are cut with :class:`wire.FrameBuffer` in both directions to find the requests and answers;
-bytes that are not frames (the malformed ones) are passed on untouched.
+bytes that are not frames (the malformed ones) are passed on untouched. :class:`ProxyThread` runs
+proxies on an event loop of their own, so that relaying (and decoding) the floods of the robustness
+cases does not slow the suite's own probes, which share the suite's loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from dataclasses import dataclass
 
 from wire import (
@@ -150,3 +153,31 @@ class BrokenProxy:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.sleep(3600)
         cwriter.close()
+
+
+class ProxyThread:
+    """:class:`BrokenProxy` instances for ``upstreams``, served by a thread with its own event loop;
+    a context manager whose value is the proxies' addresses, in the order of ``upstreams``."""
+
+    def __init__(self, upstreams: list[tuple[str, int]], faults: Faults) -> None:
+        self.proxies = [BrokenProxy(u, faults) for u in upstreams]
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="broken-proxy", daemon=True)
+
+    def __enter__(self) -> list[str]:
+        self.thread.start()
+        for proxy in self.proxies:
+            asyncio.run_coroutine_threadsafe(proxy.start(), self.loop).result(10)
+        return [p.addr for p in self.proxies]
+
+    def __exit__(self, *exc: object) -> None:
+        async def close() -> None:
+            for proxy in self.proxies:
+                await proxy.close()
+
+        try:
+            asyncio.run_coroutine_threadsafe(close(), self.loop).result(30)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(10)
+            self.loop.close()

@@ -5,7 +5,6 @@ passes every other case it passes without the proxy."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -13,9 +12,9 @@ import pytest
 from conformance.model import Outcome
 from conformance.refcluster import ReferenceCluster
 from conformance.registry import catalogue
-from conformance.runner import RunOptions, run_suite
+from conformance.runner import RunOptions, run_suite_sync
 from conformance.target import Target
-from tests.conformance.brokenproxy import BrokenProxy, Faults
+from tests.conformance.brokenproxy import Faults, ProxyThread
 from wire.aio import split_addr
 
 pytestmark = pytest.mark.slow
@@ -31,25 +30,20 @@ EXPECTED = {
 }
 
 
-async def _graded(cluster: ReferenceCluster, faults: Faults) -> dict[str, Outcome]:
+def _graded(cluster: ReferenceCluster, faults: Faults) -> dict[str, Outcome]:
     assert cluster.target is not None
     t = cluster.target
     assert t.namesrv and t.broker
-    proxies = [await BrokenProxy(split_addr(addr), faults).start() for addr in (t.namesrv, t.broker)]
-    try:
-        target = Target(name="broken", namesrv=proxies[0].addr, broker=proxies[1].addr)
-        report = await run_suite(target, catalogue(), RunOptions(fast=True))
-    finally:
-        for p in proxies:
-            await p.close()
+    with ProxyThread([split_addr(t.namesrv), split_addr(t.broker)], faults) as (namesrv, broker):
+        target = Target(name="broken", namesrv=namesrv, broker=broker)
+        report = run_suite_sync(target, catalogue(), RunOptions(fast=True))
     assert report.target.broker_name == "broker-a", report.target.notes
     return {r.case.id: r.outcome for r in report.results}
 
 
 def test_the_suite_fails_exactly_the_broken_cases(tmp_path: Path) -> None:
     with ReferenceCluster(tmp_path / "cluster", slave=False) as cluster:
-        broken = asyncio.run(_graded(cluster, Faults(pull_offset_moved=True, keep_open=True,
-                                                     answer_oneway=True)))
+        broken = _graded(cluster, Faults(pull_offset_moved=True, keep_open=True, answer_oneway=True))
     expected = set().union(*EXPECTED.values())
     failed = {c for c, o in broken.items() if o in (Outcome.FAIL, Outcome.NON_STRICT)}
     assert failed == expected, f"unexpected: {sorted(failed - expected)}; missed: {sorted(expected - failed)}"
