@@ -1,12 +1,12 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """Our reference cluster in a temporary directory: the suite's default target.
 
-:class:`ReferenceCluster` starts a name server, a master (``broker-a``, brokerId 0, ASYNC_MASTER)
-and, unless told otherwise, its slave (brokerId 1), each as its own process
-(``python -m conformance._refserver``) on free loopback ports, with RocketMQ's own properties files
-and stores in the directory. It returns once the name server lists every broker, and stops every
-process it started when it closes (SIGTERM, then SIGKILL), whatever happened; the directory goes
-too, unless it was given or ``keep`` is set.
+:class:`ReferenceCluster` starts a name server, a master (``broker-a``, brokerId 0, ASYNC_MASTER
+unless ``master_role`` says SYNC_MASTER) and, unless told otherwise, its slave (brokerId 1), each as
+its own process (``python -m conformance._refserver``) on free loopback ports, with RocketMQ's own
+properties files and stores in the directory. It returns once the name server lists every broker,
+and stops every process it started when it closes (SIGTERM, then SIGKILL), whatever happened; the
+directory goes too, unless it was given or ``keep`` is set.
 """
 
 from __future__ import annotations
@@ -96,10 +96,13 @@ class ReferenceCluster:
     """See the module docstring. Use as a context manager; :attr:`target` is what to grade."""
 
     def __init__(self, directory: str | Path | None = None, *, slave: bool = True, keep: bool = False,
-                 start_timeout: float = 60.0) -> None:
+                 master_role: str = "ASYNC_MASTER", start_timeout: float = 60.0) -> None:
+        if master_role not in ("ASYNC_MASTER", "SYNC_MASTER"):
+            raise ValueError(f"master_role must be ASYNC_MASTER or SYNC_MASTER, not {master_role!r}")
         self._given = directory is not None
         self.directory = Path(directory) if directory is not None else None
         self.slave = slave
+        self.master_role = master_role
         self.keep = keep
         self.start_timeout = start_timeout
         self.procs: list[_Proc] = []
@@ -139,7 +142,7 @@ class ReferenceCluster:
         store = self.directory / f"store-{name}-{broker_id}"
         values = {
             "brokerClusterName": "DefaultCluster", "brokerName": name, "brokerId": str(broker_id),
-            "brokerRole": "SLAVE" if broker_id else "ASYNC_MASTER", "flushDiskType": "ASYNC_FLUSH",
+            "brokerRole": "SLAVE" if broker_id else self.master_role, "flushDiskType": "ASYNC_FLUSH",
             "namesrvAddr": namesrv, "brokerIP1": HOST, "brokerIP2": HOST, "listenPort": str(port),
             "haListenPort": str(port + 1), "storePathRootDir": str(store),
             "storePathCommitLog": str(store / "commitlog"), "autoCreateTopicEnable": "true",

@@ -19,7 +19,7 @@ __all__ = ["case", "catalogue", "get", "select"]
 
 _CASES: dict[str, Case] = {}
 _ID = re.compile(r"^[A-Z0-9]+-[A-Z0-9]+-\d{3}$")
-_MODULES = ("framing", "namesrv", "broker", "admin", "ha5", "controller", "robustness")
+_MODULES = ("framing", "namesrv", "broker", "admin", "ha4", "ha5", "controller", "robustness")
 _loaded = False
 
 

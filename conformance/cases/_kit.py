@@ -246,12 +246,13 @@ def send_ext(topic: str, *, queue_id: int = 0, properties: Mapping[str, str] | N
 
 
 async def send(ctx: Ctx, topic: str, body: bytes = b"conformance", *, role: str = "broker",
-               code: int = R.SEND_MESSAGE_V2,
-               queue_id: int = 0, properties: Mapping[str, str] | None = None, **kw: Any) -> RemotingCommand:
-    """One send (SEND_MESSAGE_V2 by default, as the Java producer sends it)."""
+               code: int = R.SEND_MESSAGE_V2, queue_id: int = 0, properties: Mapping[str, str] | None = None,
+               timeout: float | None = None, **kw: Any) -> RemotingCommand:
+    """One send (SEND_MESSAGE_V2 by default, as the Java producer sends it); ``timeout`` for the
+    answer (default: the run's request timeout)."""
     ext = send_ext(topic, queue_id=queue_id, properties=properties, v2=code != R.SEND_MESSAGE,
                    batch=code == R.SEND_BATCH_MESSAGE, **kw)
-    return await ctx.request(role, code, ext, body)
+    return await ctx.request(role, code, ext, body, timeout=timeout)
 
 
 async def send_ok(ctx: Ctx, topic: str, body: bytes = b"conformance", **kw: Any) -> RemotingCommand:

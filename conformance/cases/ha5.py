@@ -2,8 +2,9 @@
 """HA5: 5.x AutoSwitch replication (controller mode), with the suite acting as a slave on the
 master's HA port: HANDSHAKE with its address, the master's epoch entries, then TRANSFER acks and
 the master's TRANSFER frames with the epoch and confirm offset. Frames are read and written with
-:mod:`wire.ha` (the layouts the broker uses); the suite's slave never joins the SyncStateSet (the
-controller does not know it), so the cluster it visits does not wait for it."""
+:mod:`wire.ha` (the layouts the broker uses, through :class:`._ha.FakeSlave`); the suite's slave
+never joins the SyncStateSet (the controller does not know it), so the cluster it visits does not
+wait for it."""
 
 from __future__ import annotations
 
@@ -13,22 +14,18 @@ import json
 from wire import RequestCode, WireError
 from wire.ha import (
     EpochTransfer,
-    HADirection,
-    HAMessage,
     HandshakeReply,
     HAProtocol,
     SlaveHandshake,
     TransferAck,
     autoswitch_protocol_for_version,
-    encode_ha_message,
-    ha_stream_decoder,
 )
 from wire.message import decode_messages
 
 from ..context import Ctx
 from ..model import Level
-from ..peer import RawPeer
 from ..registry import case
+from ._ha import FakeSlave
 from ._kit import create_topic, send_ok
 
 R = RequestCode
@@ -37,56 +34,20 @@ FIVE = ("5.0",)
 CONN = "AutoSwitchHAConnection"
 
 
-class FakeSlave:
-    """The suite as an AutoSwitch slave: a raw connection to the master's HA port."""
+async def _connect(ctx: Ctx) -> FakeSlave:
+    """The suite's slave on the master's HA port, in the AutoSwitch variant of the target's version."""
+    version = ctx.target.server_version or 413
+    protocol = autoswitch_protocol_for_version(version) or HAProtocol.AUTOSWITCH_5_0
+    return await FakeSlave.connect(ctx, protocol)
 
-    def __init__(self, ctx: Ctx, peer: RawPeer, protocol: HAProtocol) -> None:
-        self.ctx = ctx
-        self.peer = peer
-        self.protocol = protocol
-        self.decoder = ha_stream_decoder(protocol, HADirection.MASTER_TO_SLAVE)
 
-    @classmethod
-    async def connect(cls, ctx: Ctx) -> FakeSlave:
-        version = ctx.target.server_version or 413
-        protocol = autoswitch_protocol_for_version(version) or HAProtocol.AUTOSWITCH_5_0
-        peer = await ctx.raw("ha")
-        return cls(ctx, peer, protocol)
-
-    def send(self, msg: HAMessage) -> None:
-        self.peer.send(encode_ha_message(msg, self.protocol))
-
-    async def next(self, timeout: float) -> HAMessage | None:
-        """The master's next frame; None when none came in time."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + timeout
-        while True:
-            frame = self.decoder.next_frame()
-            if frame is not None:
-                return frame.message
-            if self.peer.eof:
-                self.ctx.fail("the master closed the HA connection")
-            left = end - loop.time()
-            if left <= 0:
-                return None
-            try:
-                data = await asyncio.wait_for(self.peer.reader.read(65536), left)
-            except TimeoutError:
-                return None
-            except ConnectionError:
-                data = b""
-            if not data:
-                self.peer.eof = True
-                continue
-            self.decoder.feed(data)
-
-    async def handshake(self, address: str = "127.0.0.1:1") -> HandshakeReply:
-        self.send(SlaveHandshake(address=address))
-        msg = await self.next(self.ctx.request_timeout)
-        self.ctx.check(isinstance(msg, HandshakeReply),
-                       f"the master answered the HANDSHAKE with {type(msg).__name__ if msg else 'nothing'}")
-        assert isinstance(msg, HandshakeReply)
-        return msg
+async def _handshake(slave: FakeSlave, address: str = "127.0.0.1:1") -> HandshakeReply:
+    slave.send(SlaveHandshake(address=address))
+    msg = await slave.next(slave.ctx.request_timeout)
+    slave.ctx.check(isinstance(msg, HandshakeReply),
+                    f"the master answered the HANDSHAKE with {type(msg).__name__ if msg else 'nothing'}")
+    assert isinstance(msg, HandshakeReply)
+    return msg
 
 
 async def _epochs(ctx: Ctx) -> tuple[list[tuple[int, int]], int]:
@@ -108,8 +69,8 @@ async def _epochs(ctx: Ctx) -> tuple[list[tuple[int, int]], int]:
     codes=(R.GET_BROKER_EPOCH_CACHE,),
 )
 async def handshake(ctx: Ctx) -> None:
-    slave = await FakeSlave.connect(ctx)
-    reply = await slave.handshake()
+    slave = await _connect(ctx)
+    reply = await _handshake(slave)
     entries, max_offset = await _epochs(ctx)
     ctx.equal([(e.epoch, e.start_offset) for e in reply.entries], entries,
               "the epoch entries of the HANDSHAKE reply")
@@ -153,8 +114,8 @@ async def _transfers(ctx: Ctx, slave: FakeSlave, start: int, *, until: int,
 async def transfer(ctx: Ctx) -> None:
     """Handshakes, acks the master's max offset (so that only new data comes), sends a message
     and checks the frames that carry it decode as that stored message."""
-    slave = await FakeSlave.connect(ctx)
-    reply = await slave.handshake()
+    slave = await _connect(ctx)
+    reply = await _handshake(slave)
     start = reply.max_phy_offset
     slave.send(TransferAck(max_offset=start))
     topic = await create_topic(ctx, routed=False)
@@ -184,8 +145,8 @@ async def transfer(ctx: Ctx) -> None:
     timeout=40.0,
 )
 async def heartbeat(ctx: Ctx) -> None:
-    slave = await FakeSlave.connect(ctx)
-    reply = await slave.handshake()
+    slave = await _connect(ctx)
+    reply = await _handshake(slave)
     slave.send(TransferAck(max_offset=reply.max_phy_offset))
     loop = asyncio.get_running_loop()
     beats: list[float] = []
@@ -212,8 +173,8 @@ async def heartbeat(ctx: Ctx) -> None:
 async def fake_ack(ctx: Ctx) -> None:
     from wire.bodies import HARuntimeInfo
 
-    slave = await FakeSlave.connect(ctx)
-    reply = await slave.handshake()
+    slave = await _connect(ctx)
+    reply = await _handshake(slave)
     lie = reply.max_phy_offset + 10 * 1024 * 1024
     slave.send(TransferAck(max_offset=lie))
     await asyncio.sleep(1.0)

@@ -6,16 +6,19 @@ document; each run's JSON and JUnit XML, the side-by-side HTML page of the three
 side-by-side page of the replays of the session (replay.html) are written to build/conformance/
 (kept after the run).
 
-Ours runs in full, the cases that wait for minutes included (they run alongside the others, so
-they add about two minutes); the Java servers run with ``fast`` (their name servers expire a silent
-broker 120 s after its registration, the same as ours: checked when the cases were written, see
-docs/conformance.md). Before grading, each set of Java servers replays the captures of its own
-version while it holds only what they need (``conformance.replay``: 0 unexplained differences).
+A SYNC_MASTER with no slave of its own is graded on the SYNC cases of the HA4 family (the suite as
+its only slave) beside each 4.x target. Ours runs in full, the cases that wait for minutes included
+(they run alongside the others, so they add about two minutes); the Java servers run with ``fast``
+(their name servers expire a silent broker 120 s after its registration, the same as ours: checked
+when the cases were written, see docs/conformance.md). Before grading, each set of Java servers
+replays the captures of its own version while it holds only what they need (``conformance.replay``:
+0 unexplained differences).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -77,7 +80,12 @@ def test_reference_cluster(artefacts: Path, tmp_path: Path) -> None:
         report = _grade(cluster.target, artefacts, "reference", fast=False)
     _check(report)
     ran = {r.case.id for r in report.results if r.outcome is not Outcome.NOT_RUN}
-    # everything of the 4.9 profile runs against ours (the slow cases too, and the slave's)
+    with ReferenceCluster(tmp_path / "sync", slave=False, master_role="SYNC_MASTER") as cluster:
+        assert cluster.target is not None
+        _sync_master(replace(cluster.target, name="mqctl reference SYNC_MASTER"), artefacts, "reference-sync")
+    ran |= {c.id for c in catalogue() if c.id.startswith("HA4-SYNC-")}
+    # everything of the 4.9 profile runs against ours (the slow cases too, the slave's, and the
+    # SYNC_MASTER's on a master of their own)
     assert {c.id for c in catalogue() if "4.9" in c.profiles and not set(c.needs) - {
         "namesrv", "broker", "slave", "ha"}} <= ran
 
@@ -93,6 +101,27 @@ def test_java_4_9_8(java_servers_module, artefacts: Path, replays_written: list[
     report = _grade(target, artefacts, "java-4.9.8", fast=True)
     assert report.target.profile == "4.9" and report.target.slave == slave.addr
     _check(report)
+    # the SYNC_MASTER cases need a SYNC_MASTER whose only slave is the suite: one of its own
+    sync = js.broker("4.9.8", namesrv=ns, name="broker-s", role="SYNC_MASTER")
+    try:
+        _sync_master(Target(name="Java 4.9.8 SYNC_MASTER", namesrv=ns.addr, broker=sync.addr), artefacts,
+                     "java-4.9.8-sync")
+    finally:
+        sync.stop()
+
+
+def _sync_master(target: Target, artefacts: Path, stem: str) -> None:
+    """The HA4 cases against a SYNC_MASTER with no slave: the SYNC ones run, and pass."""
+    cases = [c for c in catalogue() if c.id.startswith("HA4-SYNC-")]
+    assert len(cases) >= 3
+    report = run_suite_sync(target, cases, RunOptions(deviations=_deviations(stem)))
+    doc = report.to_json()
+    write_json(doc, artefacts / f"{stem}.json")
+    WRITTEN.append(artefacts / f"{stem}.json")
+    (artefacts / f"{stem}.xml").write_text(junit_xml(doc), encoding="utf-8")
+    assert report.target.broker_config.get("brokerRole") == "SYNC_MASTER" and report.target.slave is None
+    outcomes = {r.case.id: f"{r.outcome} {r.detail}".strip() for r in report.results}
+    assert all(r.outcome is Outcome.PASS for r in report.results), outcomes
 
 
 def test_java_5_0_0(java_servers_module, artefacts: Path, replays_written: list[Path]) -> None:
