@@ -207,6 +207,19 @@ var i=document.querySelector('input[name=f][value="'+h+'"]');if(i){i.checked=tru
 """
 
 
+def _filter_bar(everything: str, bad: str) -> str:
+    """The radio buttons of a side-by-side page: every row, the rows where the targets differ, the
+    rows where one target did not pass (``show()`` in :data:`_JS` applies them)."""
+    return "<div id='bar'>" + "".join(
+        f"<label><input type='radio' name='f' value='{v}'{' checked' if v == 'all' else ''} "
+        f"onchange='show()'> {label}</label>"
+        for v, label in (("all", everything), ("diff", "where the targets differ"), ("bad", bad))) + "</div>"
+
+
+def _target_heads(docs: Sequence[Mapping[str, Any]]) -> str:
+    return "".join(f"<th>{html.escape(str(d.get('target', {}).get('name', '?')))}</th>" for d in docs)
+
+
 def _cell(r: Mapping[str, Any] | None) -> str:
     if r is None:
         return '<td><span class="src">—</span></td>'
@@ -259,13 +272,8 @@ def html_report(docs: Sequence[Mapping[str, Any]], *, title: str = "RocketMQ con
     for doc in docs:
         out.append(_target_row(doc))
     out.append("</table>")
-    out.append("<div id='bar'>" + "".join(
-        f"<label><input type='radio' name='f' value='{v}'{' checked' if v == 'all' else ''} "
-        f"onchange='show()'> {label}</label>"
-        for v, label in (("all", "all cases"), ("diff", "where the targets differ"),
-                         ("bad", "not passing somewhere"))) + "</div>")
-    heads = "".join(f"<th>{html.escape(str(d.get('target', {}).get('name', '?')))}</th>" for d in docs)
-    out.append(f"<table><tr><th>case</th><th>level</th><th>requirement</th>{heads}</tr>")
+    out.append(_filter_bar("all cases", "not passing somewhere"))
+    out.append(f"<table><tr><th>case</th><th>level</th><th>requirement</th>{_target_heads(docs)}</tr>")
     family = None
     for cid in ids:
         c = cases[cid]
@@ -351,13 +359,8 @@ def html_replay_report(docs: Sequence[Mapping[str, Any]], *, title: str = "Rocke
            f"<p class='sub'>{len(keys)} requests of {len(captures)} capture(s), {len(docs)} target(s); "
            f"generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} by mqctl conformance replay</p>",
            "<table class='targets'>", *(_replay_target_row(d) for d in docs), "</table>"]
-    out.append("<div id='bar'>" + "".join(
-        f"<label><input type='radio' name='f' value='{v}'{' checked' if v == 'all' else ''} "
-        f"onchange='show()'> {label}</label>"
-        for v, label in (("all", "all requests"), ("diff", "where the targets differ"),
-                         ("bad", "a finding somewhere"))) + "</div>")
-    heads = "".join(f"<th>{html.escape(str(d.get('target', {}).get('name', '?')))}</th>" for d in docs)
-    out.append(f"<table><tr><th>connection</th><th>row</th><th>request</th>{heads}</tr>")
+    out.append(_filter_bar("all requests", "a finding somewhere"))
+    out.append(f"<table><tr><th>connection</th><th>row</th><th>request</th>{_target_heads(docs)}</tr>")
     capture = None
     for key in keys:
         v = rows[key]
