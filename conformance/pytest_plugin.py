@@ -125,6 +125,22 @@ _KEY = pytest.StashKey[ConformanceSession]()
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "conformance: a case of the RocketMQ conformance suite")
+    opt = config.option
+    # a bad option is a usage error, said once before anything is collected, not a traceback
+    if getattr(opt, "rmq_only", None) or getattr(opt, "rmq_skip", None):
+        from .registry import select
+
+        try:
+            select(opt.rmq_only, opt.rmq_skip)
+        except KeyError as err:
+            raise pytest.UsageError(f"--rmq-only/--rmq-skip: {err.args[0]}") from None
+    if getattr(opt, "rmq_deviations", None):
+        from .deviations import DeviationError, load_deviations
+
+        try:
+            load_deviations(opt.rmq_deviations)
+        except DeviationError as err:
+            raise pytest.UsageError(f"--rmq-deviations: {err}") from None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
