@@ -12,17 +12,20 @@ Faults (any combination):
 * ``answer_oneway``: a oneway request is answered by the proxy with a SUCCESS response of its own.
 
 Frames are cut with :class:`wire.FrameBuffer` in both directions to find the requests and answers;
-bytes that are not frames (the malformed ones) are passed on untouched. :class:`ProxyThread` runs
-proxies on an event loop of their own, so that relaying (and decoding) the floods of the robustness
-cases does not slow the suite's own probes, which share the suite's loop.
+bytes that are not frames (the malformed ones) are passed on untouched. :class:`ProxyProcess` runs
+proxies in a process of their own, so that relaying (and decoding) the floods of the robustness
+cases does not slow the suite's own probes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from wire import (
     FrameBuffer,
@@ -155,29 +158,66 @@ class BrokenProxy:
         cwriter.close()
 
 
-class ProxyThread:
-    """:class:`BrokenProxy` instances for ``upstreams``, served by a thread with its own event loop;
-    a context manager whose value is the proxies' addresses, in the order of ``upstreams``."""
+class ProxyProcess:
+    """:class:`BrokenProxy` instances for ``upstreams`` in a process of their own (``python -m
+    tests.conformance.brokenproxy``), so that relaying the floods of the robustness cases competes
+    with the suite for neither its event loop nor its interpreter lock; a context manager whose
+    value is the proxies' addresses, in the order of ``upstreams``. The process stops when its
+    stdin closes (or, failing that, is killed)."""
 
     def __init__(self, upstreams: list[tuple[str, int]], faults: Faults) -> None:
-        self.proxies = [BrokenProxy(u, faults) for u in upstreams]
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="broken-proxy", daemon=True)
+        self.args = [f"{h}:{p}" for h, p in upstreams]
+        self.faults = [name for name, on in vars(faults).items() if on]
+        self.proc: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> list[str]:
-        self.thread.start()
-        for proxy in self.proxies:
-            asyncio.run_coroutine_threadsafe(proxy.start(), self.loop).result(10)
-        return [p.addr for p in self.proxies]
+        root = str(Path(__file__).resolve().parents[2])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.conformance.brokenproxy", "--faults", ",".join(self.faults), *self.args],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # the addresses, once every proxy listens
+        addrs = line.split()
+        if len(addrs) != len(self.args):
+            self.__exit__()
+            raise RuntimeError(f"the proxy process did not start (it said {line!r})")
+        return addrs
 
     def __exit__(self, *exc: object) -> None:
-        async def close() -> None:
-            for proxy in self.proxies:
-                await proxy.close()
-
+        if self.proc is None:
+            return
+        with contextlib.suppress(OSError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
         try:
-            asyncio.run_coroutine_threadsafe(close(), self.loop).result(30)
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
         finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(10)
-            self.loop.close()
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
+
+
+async def _serve_until_stdin_closes(upstreams: list[tuple[str, int]], faults: Faults) -> None:
+    proxies = [await BrokenProxy(u, faults).start() for u in upstreams]
+    print(" ".join(p.addr for p in proxies), flush=True)
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, sys.stdin.read)
+    for proxy in proxies:
+        await proxy.close()
+
+
+def main(argv: list[str]) -> None:
+    """``python -m tests.conformance.brokenproxy --faults a,b HOST:PORT...``: prints the proxies'
+    addresses on one line, relays until stdin closes."""
+    from wire.aio import split_addr
+
+    names = argv[1].split(",") if argv[0] == "--faults" and argv[1] else []
+    faults = Faults(**{n: True for n in names})
+    asyncio.run(_serve_until_stdin_closes([split_addr(a) for a in argv[2:]], faults))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -14,7 +14,7 @@ from conformance.refcluster import ReferenceCluster
 from conformance.registry import catalogue
 from conformance.runner import RunOptions, run_suite_sync
 from conformance.target import Target
-from tests.conformance.brokenproxy import Faults, ProxyThread
+from tests.conformance.brokenproxy import Faults, ProxyProcess
 from wire.aio import split_addr
 
 pytestmark = pytest.mark.slow
@@ -30,23 +30,24 @@ EXPECTED = {
 }
 
 
-def _graded(cluster: ReferenceCluster, faults: Faults) -> dict[str, Outcome]:
+def _graded(cluster: ReferenceCluster, faults: Faults) -> dict[str, tuple[Outcome, str]]:
     assert cluster.target is not None
     t = cluster.target
     assert t.namesrv and t.broker
-    with ProxyThread([split_addr(t.namesrv), split_addr(t.broker)], faults) as (namesrv, broker):
+    with ProxyProcess([split_addr(t.namesrv), split_addr(t.broker)], faults) as (namesrv, broker):
         target = Target(name="broken", namesrv=namesrv, broker=broker)
         report = run_suite_sync(target, catalogue(), RunOptions(fast=True))
     assert report.target.broker_name == "broker-a", report.target.notes
-    return {r.case.id: r.outcome for r in report.results}
+    return {r.case.id: (r.outcome, r.detail) for r in report.results}
 
 
 def test_the_suite_fails_exactly_the_broken_cases(tmp_path: Path) -> None:
     with ReferenceCluster(tmp_path / "cluster", slave=False) as cluster:
         broken = _graded(cluster, Faults(pull_offset_moved=True, keep_open=True, answer_oneway=True))
     expected = set().union(*EXPECTED.values())
-    failed = {c for c, o in broken.items() if o in (Outcome.FAIL, Outcome.NON_STRICT)}
-    assert failed == expected, f"unexpected: {sorted(failed - expected)}; missed: {sorted(expected - failed)}"
+    failed = {c for c, (o, _d) in broken.items() if o in (Outcome.FAIL, Outcome.NON_STRICT)}
+    assert failed == expected, (f"unexpected: {[(c, *broken[c]) for c in sorted(failed - expected)]}; "
+                                f"missed: {sorted(expected - failed)}")
     # every other case that runs passes (test_targets grades the same cluster without the proxy)
-    others = {o for c, o in broken.items() if c not in expected}
-    assert others <= {Outcome.PASS, Outcome.INFORMATIONAL, Outcome.NOT_RUN}, others
+    others = {c: o for c, (o, _d) in broken.items() if c not in expected}
+    assert set(others.values()) <= {Outcome.PASS, Outcome.INFORMATIONAL, Outcome.NOT_RUN}, others

@@ -17,7 +17,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from conformance.refcluster import ReferenceCluster
-from tests.conformance.brokenproxy import Faults, ProxyThread
+from tests.conformance.brokenproxy import Faults, ProxyProcess
 from wire.aio import split_addr
 
 pytestmark = pytest.mark.slow
@@ -37,7 +37,7 @@ def test_plugin_items_outcomes_and_reports(tmp_path: Path) -> None:
     with ReferenceCluster(tmp_path / "cluster", slave=False) as cluster:
         t = cluster.target
         assert t is not None and t.namesrv and t.broker
-        with ProxyThread([split_addr(t.namesrv)], Faults(answer_oneway=True)) as (namesrv,):
+        with ProxyProcess([split_addr(t.namesrv)], Faults(answer_oneway=True)) as (namesrv,):
             xml, doc = tmp_path / "junit.xml", tmp_path / "report.json"
             rc, out = _pytest(tmp_path, "--pyargs", "conformance", "--rmq-namesrv", namesrv,
                               "--rmq-broker", t.broker, "--rmq-name", "proxied",
