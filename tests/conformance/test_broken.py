@@ -1,7 +1,12 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """The suite can fail, and fails exactly where it should: our reference cluster behind a proxy
 that breaks three things (tests/conformance/brokenproxy.py) fails the cases that check them and
-passes every other case it passes without the proxy."""
+passes every other case it passes without the proxy.
+
+The two flood cases of each server (ROB-IDLE: 1,000 connections; ROB-UNREAD: 20,000 answers nobody
+reads) are left out here: through a proxy written in Python, which decodes every frame, they
+measure the proxy's speed rather than the server's (on a loaded machine no probe got through it in
+time). test_targets grades them against the cluster directly."""
 
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ from wire.aio import split_addr
 
 pytestmark = pytest.mark.slow
 
+#: the robustness cases that flood the server (see the module docstring)
+FLOODS = ("ROB-IDLE-", "ROB-UNREAD-")
 #: the cases each fault must fail (MUST: fail; SHOULD: non-strict)
 EXPECTED = {
     # PULL_OFFSET_MOVED passed on as PULL_NOT_FOUND
@@ -36,7 +43,8 @@ def _graded(cluster: ReferenceCluster, faults: Faults) -> dict[str, tuple[Outcom
     assert t.namesrv and t.broker
     with ProxyProcess([split_addr(t.namesrv), split_addr(t.broker)], faults) as (namesrv, broker):
         target = Target(name="broken", namesrv=namesrv, broker=broker)
-        report = run_suite_sync(target, catalogue(), RunOptions(fast=True))
+        report = run_suite_sync(target, [c for c in catalogue() if not c.id.startswith(FLOODS)],
+                                RunOptions(fast=True))
     assert report.target.broker_name == "broker-a", report.target.notes
     return {r.case.id: (r.outcome, r.detail) for r in report.results}
 
