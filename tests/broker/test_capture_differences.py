@@ -11,13 +11,42 @@ from pathlib import Path
 import pytest
 
 from tests.broker.helpers import client, run, running_cluster
-from tests.broker.test_replay import client_exchanges
 from tests.conftest import shared_path
-from tests.pcaputil import streams
+from tests.pcaputil import Direction, streams
 from wire import FrameBuffer, RemotingCommand, ResponseCode, decode_frame
 from wire.bodies import TopicList
 
 pytestmark = pytest.mark.shared
+
+MASTER_PORT, SLAVE_PORT = 10911, 10921
+Exchange = tuple[int, RemotingCommand, RemotingCommand | None]
+
+
+def _frames(d: Direction | None) -> list[RemotingCommand]:
+    out: list[RemotingCommand] = []
+    if d is None:
+        return out
+    for _, chunk in d.chunks:
+        fb = FrameBuffer()
+        fb.feed(bytes(chunk))
+        while (f := fb.next_frame()) is not None:
+            out.append(decode_frame(f))
+    return out
+
+
+def client_exchanges(name: str) -> list[Exchange]:
+    """The requests clients sent to the two brokers of a Java 4.9.8 capture on connections opened
+    inside it (the brokers' background traffic left out), each with Java's answer."""
+    dirs = streams(shared_path("captures", "java-4.9.8", name))
+    by_key = {d.key: d for d in dirs}
+    out: list[Exchange] = []
+    for d in sorted(dirs, key=lambda d: d.first_ts):
+        if d.dport not in (MASTER_PORT, SLAVE_PORT) or not d.syn:
+            continue
+        answers = {r.opaque: r for r in _frames(by_key.get((d.dst, d.dport, d.src, d.sport)))}
+        for req in _frames(d):
+            out.append((d.dport, req, None if req.is_oneway else answers.get(req.opaque)))
+    return out
 
 
 @pytest.mark.parametrize("name", ["03-updateTopic.pcap", "03-updateTopicPerm.pcap"])
