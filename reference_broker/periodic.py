@@ -15,7 +15,7 @@ import inspect
 import logging
 from collections.abc import Callable
 
-__all__ = ["every", "log_failure"]
+__all__ = ["every", "log_failure", "wait_event"]
 
 
 def log_failure(log: logging.Logger, what: str, exc: Exception,
@@ -41,3 +41,18 @@ async def every(seconds: float, job: Callable[[], object], what: str, log: loggi
         except Exception as exc:
             log_failure(log, what, exc, expected)
         await asyncio.sleep(seconds)
+
+
+async def wait_event(event: asyncio.Event, seconds: float) -> bool:
+    """Wait until ``event`` is set or ``seconds`` pass; True if it is set.
+
+    ``asyncio.wait_for(event.wait(), seconds)`` on Python 3.11 drops a cancellation that arrives
+    as the event is set (it returns the inner result instead), so a loop that waits that way may
+    never stop; ``asyncio.timeout`` never loses the caller's cancellation.
+    """
+    try:
+        async with asyncio.timeout(seconds):
+            await event.wait()
+    except TimeoutError:
+        return event.is_set()
+    return True

@@ -34,7 +34,7 @@ from wire.bodies import DelayOffsetSerializeWrapper
 from wire.message import MessageConst, MessageSysFlag, StoredMessage
 from wire.message.delay import delay_level_queue_id, deliver_timestamp
 
-from ..periodic import log_failure
+from ..periodic import log_failure, wait_event
 from ..store import MessageStore, MessageToStore, PutResult, PutStatus, StoreError
 from . import constants as C
 from .configfile import ConfigFile
@@ -149,10 +149,7 @@ class ScheduleMessageService(ConfigFile):
     async def _sleep(self, level: int, seconds: float) -> None:
         ev = self._events[level]
         ev.clear()
-        try:
-            await asyncio.wait_for(ev.wait(), seconds)
-        except TimeoutError:
-            pass
+        await wait_event(ev, seconds)
 
     async def _run_level(self, level: int) -> None:
         while True:

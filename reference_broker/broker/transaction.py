@@ -64,7 +64,7 @@ from wire.message import (
     encode_stored_message,
 )
 
-from ..periodic import log_failure
+from ..periodic import log_failure, wait_event
 from ..store import GetStatus, MessageToStore, PutResult, PutStatus, StoreError
 from . import constants as C
 from .props import java_properties_text
@@ -158,10 +158,7 @@ class TransactionService:
         # interval after the start
         while True:
             interval = self.broker.config.int("transactionCheckInterval") / 1000.0
-            try:
-                await asyncio.wait_for(self._wake.wait(), max(0.01, interval))
-            except TimeoutError:
-                pass
+            await wait_event(self._wake, max(0.01, interval))
             self._wake.clear()
             try:
                 await self.check()

@@ -12,9 +12,23 @@ import socket
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["ConnectionTasks", "cancel_and_wait"]
+__all__ = ["reap", "ConnectionTasks", "cancel_and_wait"]
 
 log = logging.getLogger("reference_broker.ha")
+
+
+async def reap(task: asyncio.Task[Any]) -> None:
+    """Wait for ``task`` (cancelled or ending) to end, whatever it raised, but never swallow a
+    cancellation of the caller: a loop that waits for a helper task in a ``finally`` while it is
+    itself being stopped must stop, not go round again."""
+    try:
+        await task
+    except asyncio.CancelledError:
+        me = asyncio.current_task()
+        if me is not None and me.cancelling():
+            raise
+    except Exception:  # the task's own failure was its business (it logged what it did not expect)
+        pass
 
 
 async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
@@ -23,8 +37,7 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
     for t in tasks:
         t.cancel()
     for t in tasks:
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await t
+        await reap(t)
 
 
 class ConnectionTasks:

@@ -58,7 +58,8 @@ async def connect(addr: str, timeout: float) -> socket.socket:
     sock = socket.socket(family, type_, proto)
     try:
         tune(sock)
-        await asyncio.wait_for(loop.sock_connect(sock, sockaddr), timeout)
+        async with asyncio.timeout(timeout):  # never drops the caller's cancellation (3.11's wait_for may)
+            await loop.sock_connect(sock, sockaddr)
     except BaseException:
         sock.close()
         raise

@@ -49,9 +49,10 @@ from wire.ha.autoswitch import AutoSwitchMasterSession, AutoSwitchSlaveSession, 
 from wire.ha.frames import SlaveHandshake
 from wire.ha.session import HAProtocolError
 
+from ..periodic import wait_event
 from ..store import MessageStore, PutStatus, StoreError
 from . import _sock
-from ._conn import ConnectionTasks, cancel_and_wait
+from ._conn import ConnectionTasks, cancel_and_wait, reap
 from .config import HAConfig
 from .epochfile import EpochFile, fsync_dir
 from .stats import TransferSpeed, now_ms
@@ -189,8 +190,7 @@ class AutoSwitchConnection(ConnectionTasks):
                 continue
             if session.started and store.commitlog_max_offset() <= session.next_transfer:
                 service.caught_up(session.slave, now)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), 0.1 if not session.started else 0.5)
+            await wait_event(self._wake, 0.1 if not session.started else 0.5)
 
     async def _send_available(self, loop: asyncio.AbstractEventLoop) -> bool:
         session = self.session
@@ -307,8 +307,7 @@ class AutoSwitchClient:
 
     async def _wait_change(self, seconds: float) -> None:
         self._changed.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._changed.wait(), seconds)
+        await wait_event(self._changed, seconds)
 
     async def _run(self) -> None:
         while True:
@@ -349,8 +348,7 @@ class AutoSwitchClient:
             await self._read(sock)
         finally:
             ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await ticker
+            await reap(ticker)
 
     async def _read(self, sock: socket.socket) -> None:
         loop = asyncio.get_running_loop()

@@ -41,6 +41,7 @@ from wire.bodies import HAClientRuntimeInfo, HAConnectionRuntimeInfo, HARuntimeI
 from wire.fastjson import FrozenObject
 from wire.ha.session import HAProtocolError, V4MasterSession, pack_transfer_header
 
+from ..periodic import wait_event
 from ..store import MessageStore, PutStatus
 from . import _sock
 from ._conn import ConnectionTasks, cancel_and_wait
@@ -155,8 +156,7 @@ class SlaveConnection(ConnectionTasks):
                 self._check_min_offset()
                 continue
             due_in = (session.last_write_ms + session.heartbeat_interval_ms - now) / 1000 + 0.001
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), max(0.001, due_in))
+            await wait_event(self._wake, max(0.001, due_in))
 
     async def _send_available(self, loop: asyncio.AbstractEventLoop) -> bool:
         """Send what the CommitLog holds past the cursor (up to GATHER_FRAMES frames); False if nothing."""

@@ -24,7 +24,6 @@ On a connection (:class:`wire.ha.V4SlaveSession` holds its state):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import socket
 
@@ -32,8 +31,10 @@ from wire.bodies import HAClientRuntimeInfo
 from wire.errors import DecodeError
 from wire.ha.session import V4SlaveSession
 
+from ..periodic import wait_event
 from ..store import MessageStore, StoreError
 from . import _sock
+from ._conn import reap
 from .config import HAConfig
 from .stats import TransferSpeed, now_ms
 
@@ -95,8 +96,7 @@ class HAClient:
         for task in (self._task, self._dispatcher):
             if task is not None:
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+                await reap(task)
         self._task = self._dispatcher = None
         self._close("the slave shuts down")
         self.store.dispatch_replica()  # what was copied is dispatched before the store stops
@@ -117,8 +117,7 @@ class HAClient:
             addr = self.master_address
             if addr is None:
                 self._changed.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), RETRY_INTERVAL_S)
+                await wait_event(self._changed, RETRY_INTERVAL_S)
                 continue
             try:
                 self._sock = await _sock.connect(addr, CONNECT_TIMEOUT_S)
@@ -126,8 +125,7 @@ class HAClient:
                 self.last_error = f"connect to {addr}: {exc}"
                 log.debug("HAClient: %s", self.last_error)
                 self._changed.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), RETRY_INTERVAL_S)
+                await wait_event(self._changed, RETRY_INTERVAL_S)
                 continue
             self.connects += 1
             self.connected = True
@@ -147,8 +145,7 @@ class HAClient:
             if asyncio.get_running_loop().time() - started < MIN_CONNECTION_S:
                 # a master that closes at once (it refuses this slave) is not dialled in a tight loop
                 self._changed.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), MIN_CONNECTION_S)
+                await wait_event(self._changed, MIN_CONNECTION_S)
 
     def _close(self, reason: str) -> None:
         sock, self._sock = self._sock, None
@@ -172,8 +169,7 @@ class HAClient:
             await self._read(sock)
         finally:
             ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await ticker
+            await reap(ticker)
 
     async def _read(self, sock: socket.socket) -> None:
         loop = asyncio.get_running_loop()
