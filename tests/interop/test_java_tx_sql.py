@@ -214,7 +214,6 @@ def test_mqadmin_reset_offset_by_time(our_servers: tuple[str, str], java_pair: t
 
     from tests.broker.helpers import heartbeat_request, send_request
     from tests.javakit import mqadmin
-    from wire import RemotingCommand
     from wire.aio import connect
 
     home = tmp_path_factory.mktemp("mqadmin-reset")
