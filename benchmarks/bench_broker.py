@@ -4,6 +4,7 @@
 Usage::
 
     .venv/bin/python benchmarks/bench_broker.py [--seconds 3] [--body 1024] [--cases 1x1,4x32,16x64]
+    .venv/bin/python benchmarks/bench_broker.py --java [--seconds 10] [--runs 2]
 
 Each server runs in its own process; this process is the load generator, built on :mod:`wire`:
 ``C`` connections each keep ``W`` requests in flight (``C``x``W``), writing the next pre-encoded
@@ -29,6 +30,19 @@ costs. The broker's resident memory is printed once its cases are done, and when
 (``--idle``). No assertions: the figures are for reading. For scale, a Java 4.9.8 broker on a
 2-core machine does about 26,700 sends/s at 16x64 and about 235,000 pulled messages/s, and
 idles at about 185 MiB RSS.
+
+Side by side with Java (``--java``)
+-----------------------------------
+The real Java 4.9.8 broker of ``../shared/javakit`` (started through ``tests/javakit.py``: free
+ports, its own node dir, stopped at the end whatever happens) and ours run one after the other,
+each from the same ``broker.properties`` (one master, 1 GiB CommitLog files, 8 queues,
+ASYNC_FLUSH then SYNC_FLUSH), under the same generator: sends 1x1 and 16x64, pulls 4x32 with 32
+messages per pull (from what the sends stored), and the RSS of each broker idling after its
+start. Every answer is checked (its code read from the header), and only successful ones count:
+Java answers SYSTEM_BUSY when its send queue backs up. Each case runs ``--runs`` times (best
+kept), after one warm-up of the JIT and of our caches. The table (rich) shows both rates, each
+broker's CPU per answer and the ratio ours / Java; only ratios from one run mean anything on a
+shared machine.
 """
 
 from __future__ import annotations
@@ -36,6 +50,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -56,6 +71,9 @@ QUEUES = 8
 PULL_BATCH = 32
 SAMPLE = 64
 _LENGTH = struct.Struct(">i")
+_CODE = re.compile(rb'"code":(-?\d+)')
+#: answers that count as served: SUCCESS, and a pull that found nothing new (PULL_NOT_FOUND)
+_SERVED = (0, 19)
 
 
 # ----------------------------------------------------------------------------- servers
@@ -89,6 +107,18 @@ async def _serve_broker(flush: str, root: str, namesrv: str = "") -> None:
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
 
+async def _serve_broker_file(path: str, root: str) -> None:
+    """Our broker from a RocketMQ ``broker.properties`` (the one the Java broker gets too)."""
+    from reference_broker.broker import Broker
+    from reference_broker.config import BrokerConfig
+
+    cfg = BrokerConfig.load(path, {"storePathRootDir": root,
+                                   "storePathCommitLog": str(Path(root) / "commitlog")})
+    async with Broker(cfg, host="127.0.0.1", port=0) as b:
+        print(b.port, flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+
 async def _serve_namesrv(root: str) -> None:
     from reference_broker.config import NamesrvConfig
     from reference_broker.namesrv import NameServer
@@ -99,31 +129,39 @@ async def _serve_namesrv(root: str) -> None:
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
 
-class Server:
-    """A server process; its port comes on its first stdout line, EOF on stdin stops it."""
+class Measured:
+    """A server process measured through /proc: ``pid`` and ``port``."""
 
-    def __init__(self, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, __file__, "--serve", *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        self.port = int(self.proc.stdout.readline())
+    pid = 0
+    port = 0
 
     def cpu_seconds(self) -> float:
         """User + system CPU time of the process so far (all threads); 0 where /proc is missing."""
         try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             return 0.0
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def rss_mib(self) -> float:
         try:
-            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1]) / 1024
         except OSError:
             pass
         return 0.0
+
+
+class Server(Measured):
+    """A server process of ours; its port comes on its first stdout line, EOF on stdin stops it."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, __file__, "--serve", *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        self.pid = self.proc.pid
+        self.port = int(self.proc.stdout.readline())
 
     def stop(self) -> None:
         assert self.proc.stdin is not None
@@ -176,11 +214,19 @@ class _Pipe(asyncio.Protocol):
                 break
             self.outstanding -= 1
             n = self.stats["answers"] = self.stats["answers"] + 1
-            if n % self.sample == 0:
+            if self.sample == 1:
+                # every answer checked: its code read from the JSON header, nothing copied
+                head_len = _LENGTH.unpack_from(buf, pos + 4)[0] & 0xFFFFFF
+                m = _CODE.search(buf, pos + 8, pos + 8 + head_len)
+                if m is None or int(m.group(1)) not in _SERVED:
+                    self.stats["errors"] += 1
+                else:
+                    self.stats["ok"] += 1
+            elif n % self.sample == 0:
                 fb = FrameBuffer()
                 fb.feed(buf[pos:end])
                 frame = fb.next_frame()
-                if frame is None or decode_frame(frame).code not in (0, 19):
+                if frame is None or decode_frame(frame).code not in _SERVED:
                     self.stats["errors"] += 1
                 else:
                     self.stats["ok"] += 1
@@ -193,7 +239,7 @@ class _Pipe(asyncio.Protocol):
 
 
 async def _load(port: int, frames: list[bytes], conns: int, window: int, seconds: float,
-                server: Server | None = None, *, ok_only: bool = False) -> tuple[float, float]:
+                server: Measured | None = None, *, ok_only: bool = False) -> tuple[float, float]:
     """Answers per second over ``seconds`` (after a short warm-up), and the server's CPU
     microseconds per answer over the same window (0 without ``server``). With ``ok_only`` every
     answer is decoded and only successful ones count (for a server that answers busy under load)."""
@@ -279,6 +325,9 @@ def main() -> None:
                     help="seconds to let each broker idle after start before its RSS is read (0: skip)")
     ap.add_argument("--cpp", type=int, default=500,
                     help="sync sends of the C++ peer (PyPI rocketmq) per target; 0 to skip")
+    ap.add_argument("--java", action="store_true",
+                    help="side by side with the Java 4.9.8 broker of ../shared/javakit (see the notes)")
+    ap.add_argument("--runs", type=int, default=1, help="with --java: runs of each case (the best is kept)")
     ap.add_argument("--serve", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve is not None:
@@ -286,9 +335,14 @@ def main() -> None:
             run_async(_serve_baseline())
         elif args.serve[0] == "namesrv":
             run_async(_serve_namesrv(args.serve[1]))
+        elif args.serve[0] == "broker-file":
+            run_async(_serve_broker_file(*args.serve[1:]))
         else:
             run_async(_serve_broker(*args.serve[1:]))
         return
+    if args.java:
+        args.idle = args.idle or 5.0
+        sys.exit(java_main(args))
     cases = [tuple(int(x) for x in c.split("x")) for c in args.cases.split(",")]
     sends = send_frames(args.body)
     base_dir = Path(tempfile.mkdtemp(prefix="bench-broker-", dir=args.dir))
@@ -344,6 +398,139 @@ Row = tuple[str, str, float, float, float, float]
 
 def _us(cpu: float) -> str:
     return f"{cpu:.1f}" if cpu else "-"
+
+
+# ----------------------------------------------------------------------------- side by side with Java
+
+#: the cases of the side-by-side run: (kind, connections, window)
+JAVA_CASES = (("send", 1, 1), ("send", 16, 64), ("pull", 4, 32))
+JAVA_WARMUP = ("send", 16, 64)
+
+
+def broker_properties(flush: str) -> dict[str, str]:
+    """The one broker.properties both brokers run with (store paths are set per broker)."""
+    return {
+        "brokerClusterName": "DefaultCluster", "brokerName": "bench-a", "brokerId": "0",
+        "brokerRole": "ASYNC_MASTER", "flushDiskType": flush, "brokerIP1": "127.0.0.1",
+        "brokerIP2": "127.0.0.1", "mappedFileSizeCommitLog": str(1 << 30), "autoCreateTopicEnable": "true",
+        "defaultTopicQueueNums": str(QUEUES),
+    }
+
+
+class JavaBroker(Measured):
+    """The Java 4.9.8 broker through the one harness, tests/javakit.py (free ports, stopped at close)."""
+
+    def __init__(self, base: Path, props: dict[str, str]) -> None:
+        sys.path.insert(0, str(ROOT / "tests"))
+        import javakit
+
+        self.servers = javakit.JavaServers(base)
+        try:
+            rest = {k: v for k, v in props.items()
+                    if k not in ("brokerClusterName", "brokerName", "brokerId", "brokerRole",
+                                 "mappedFileSizeCommitLog")}
+            proc = self.servers.broker("4.9.8", cluster=props["brokerClusterName"], name=props["brokerName"],
+                                       role=props["brokerRole"],
+                                       commitlog_file_size=int(props["mappedFileSizeCommitLog"]), **rest)
+        except BaseException:
+            self.servers.close()
+            raise
+        self.pid, self.port = proc.pid, proc.port
+
+    def stop(self) -> None:
+        self.servers.close()
+
+
+#: flush, case, Java rate, Java CPU us per answer, our rate, our CPU us per answer
+JavaRow = tuple[str, str, float, float, float, float]
+
+
+def _run_cases(server: Measured, sends: list[bytes], seconds: float,
+               runs: int) -> dict[str, tuple[float, float]]:
+    """The side-by-side cases on one broker: {case name: (best rate, its CPU us per answer)}."""
+    out: dict[str, tuple[float, float]] = {}
+    kind, c, w = JAVA_WARMUP
+    asyncio.run(_load(server.port, sends, c, w, min(seconds, 3.0), server, ok_only=True))
+    pulls: list[bytes] = []
+    for kind, c, w in JAVA_CASES:
+        if kind == "pull" and not pulls:
+            pulls = pull_frames(asyncio.run(_max_offset(server.port)))
+        best = (0.0, 0.0)
+        for _ in range(runs):
+            frames = sends if kind == "send" else pulls
+            rate, cpu = asyncio.run(_load(server.port, frames, c, w, seconds, server, ok_only=True))
+            if kind == "pull":
+                rate, cpu = rate * PULL_BATCH, cpu / PULL_BATCH
+            if rate > best[0]:
+                best = (rate, cpu)
+        out[f"{kind} {c}x{w}"] = best
+    return out
+
+
+def java_main(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    import javakit
+
+    console = Console(width=max(120, Console().width))
+    missing = javakit.javakit_missing()
+    if missing:
+        console.print(f"[red]cannot run side by side:[/red] {missing}")
+        return 2
+    sends = send_frames(args.body)
+    base_dir = Path(tempfile.mkdtemp(prefix="bench-broker-java-", dir=args.dir))
+    rows: list[JavaRow] = []
+    idle: dict[str, list[float]] = {"Java 4.9.8": [], "ours": []}
+    flushes = args.flush.split(",")
+    started = time.time()
+    try:
+        for flush in flushes:
+            props = broker_properties(flush)
+            prop_file = base_dir / f"broker-{flush}.properties"
+            prop_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+            results: dict[str, dict[str, tuple[float, float]]] = {}
+            for who in ("Java 4.9.8", "ours"):
+                console.print(f"[bold]{flush}[/bold]: starting {who} ...")
+                server: JavaBroker | Server
+                if who == "ours":
+                    server = Server("broker-file", str(prop_file), str(base_dir / f"ours-{flush}"))
+                else:
+                    server = JavaBroker(base_dir / f"java-{flush}", props)
+                try:
+                    if args.idle:
+                        time.sleep(args.idle)
+                        idle[who].append(server.rss_mib())
+                    results[who] = _run_cases(server, sends, args.seconds, args.runs)
+                    done = ", ".join(f"{k} {v[0]:,.0f}/s" for k, v in results[who].items())
+                    console.print(f"  {who}: {done}")
+                finally:
+                    server.stop()
+            for name in results["ours"]:
+                (j, jc), (o, oc) = results["Java 4.9.8"][name], results["ours"][name]
+                rows.append((flush, name, j, jc, o, oc))
+    finally:
+        shutil.rmtree(base_dir, ignore_errors=True)
+    load = os.getloadavg()
+    table = Table(title=f"broker side by side: Java 4.9.8 vs ours, {args.body}-byte bodies, "
+                        f"{args.seconds:g}s x {args.runs} per case")
+    for col in ("flush", "case", "Java 4.9.8/s", "Java cpu us", "ours/s", "ours cpu us", "ours / Java"):
+        table.add_column(col, justify="left" if col in ("flush", "case") else "right")
+    for flush, name, j, jc, o, oc in rows:
+        label = name if name.startswith("send") else f"{name} (msgs, {PULL_BATCH}/pull)"
+        table.add_row(flush, label, f"{j:,.0f}", f"{jc:.1f}", f"{o:,.0f}", f"{oc:.1f}",
+                      f"{o / j:.2f}x" if j else "-")
+    if args.idle and idle["ours"] and idle["Java 4.9.8"]:
+        j, o = max(idle["Java 4.9.8"]), max(idle["ours"])
+        table.add_row("", f"idle RSS after {args.idle:g}s (MiB)", f"{j:.1f}", "", f"{o:.1f}", "",
+                      f"{o / j:.2f}x" if j else "-")
+    console.print(table)
+    console.print(f"{os.cpu_count()} CPUs; load average at the end {load[0]:.2f} {load[1]:.2f} "
+                  f"{load[2]:.2f}; "
+                  f"{time.time() - started:.0f} s in all; cpu = the broker process's CPU (all threads) per "
+                  "answer (per message for pulls)")
+    return 0
 
 
 # ----------------------------------------------------------------------------- the C++ peer

@@ -100,6 +100,7 @@ __all__ = [
     "RemotingServer",
     "RequestTimeout",
     "connect",
+    "gc_paused",
     "next_opaque",
     "split_addr",
     "start_server",
@@ -177,10 +178,11 @@ _gc_was_enabled = False
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Generator[None, None, None]:
-    """No cyclic garbage collection while a large frame is decoded: the millions of objects a
-    16 MiB body makes would trigger full collections, each of which holds the GIL for up to a
-    second (the loop's thread with it); what the decoder makes is freed by reference counting."""
+def gc_paused() -> Generator[None, None, None]:
+    """No cyclic garbage collection while a large frame is decoded (or a large batch put): the
+    millions of objects a 16 MiB body makes would trigger full collections, each of which holds
+    the GIL for up to a second (the loop's thread with it); what the decoder makes is freed by
+    reference counting. Nests, and may be held across threads."""
     global _gc_pauses, _gc_was_enabled
     with _pool_lock:
         if _gc_pauses == 0:
@@ -340,7 +342,7 @@ class RemotingConnection(asyncio.Protocol):
 
     def _decode_large(self, frame: Frame) -> tuple[RemotingCommand, object]:
         # worker thread: nothing here touches the loop or the transport
-        with _gc_paused():
+        with gc_paused():
             cmd = decode_frame_off_loop(frame)
             offload = self.offload_bytes
             if (self.prepare is not None and offload is not None and len(frame.body) >= offload

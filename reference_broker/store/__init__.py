@@ -11,6 +11,7 @@ how it works and which module holds each part.
 
 from __future__ import annotations
 
+from .append import PUT_SLICE
 from .config import StoreConfig
 from .dispatch import SCHEDULE_TOPIC, AppendListener, ArrivalListener, DispatchListener, ReplicaWaiter
 from .expiry import disk_used_ratio
@@ -26,6 +27,7 @@ from .types import (
 )
 
 __all__ = [
+    "PUT_SLICE",
     "SCHEDULE_TOPIC",
     "AppendListener",
     "ArrivalListener",

@@ -23,6 +23,18 @@ So :meth:`PutService.put` answers with the :class:`~.types.PutResult` itself whe
 waited for, and with an awaitable of it only when something is: an ASYNC_FLUSH put costs no
 coroutine at all, and a SYNC_FLUSH put one, which waits on the flush's future.
 
+Large batches. A put costs about 10 µs per message on the event loop (checks, record encoding,
+dispatch), so a SEND_BATCH_MESSAGE of 90,000 one-byte messages (4 MiB) would hold the loop for
+a second or more and every other connection with it. A put of more than :data:`PUT_SLICE`
+messages is therefore made in slices of that many, yielding to the loop between them (the steps
+of one put are a generator: a small put runs it through at once, a large one awaits a loop pass
+after each slice, with the cyclic garbage collector paused: its objects are freed by reference
+counting, and a full collection among them would take a tenth of a second). Meanwhile the
+batch holds the store's *turn*, as Java's put lock: puts that come while it runs wait for it,
+in their order, as tasks of their own (so they are made even if nobody awaits them), and the
+rest of the broker (pulls, heartbeats, admin requests) is served.
+Only then is a put not stored when :meth:`PutService.put` returns; its answer comes when it is.
+
 The one append (:meth:`PutService.append`) takes a put's encoded records and a slave's replicated
 bytes alike (``appendToCommitLog``): :meth:`.CommitLog.append` writes them at the CommitLog's end,
 then they are dispatched (a put hands over the dispatch requests of the records it has just
@@ -36,10 +48,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wire.aio import gc_paused
 from wire.message.delay import delay_time_level
 
 from . import _codec
@@ -51,7 +64,7 @@ from .mapped_file import MappedFile
 from .stats import StoreStats
 from .types import MessageToStore, PutResult, PutStatus, StoreError
 
-__all__ = ["PutService"]
+__all__ = ["PUT_SLICE", "PutService"]
 
 log = logging.getLogger("reference_broker.store")
 
@@ -59,6 +72,18 @@ _BORN_V6 = int(_codec.MessageSysFlag.BORNHOST_V6_FLAG)
 _STORE_V6 = int(_codec.MessageSysFlag.STOREHOSTADDRESS_V6_FLAG)
 _HOST_BITS = _BORN_V6 | _STORE_V6
 _PUT_OK = PutStatus.PUT_OK
+#: a put of more messages than this is made in slices of this many, yielding to the loop between
+#: them (about 10 ms of work each); see the module notes
+PUT_SLICE = 1024
+
+
+def _run_through(steps: Generator[None, None, tuple[PutResult, bool]]) -> tuple[PutResult, bool]:
+    """Run a put's steps with no pause (a put of at most :data:`PUT_SLICE` messages never pauses)."""
+    try:
+        while True:
+            next(steps)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
 
 
 def _now_ms() -> int:
@@ -119,13 +144,59 @@ class PutService(Room):
         #: record size without body, topic and properties, by the sysFlag host bits
         self._record_base = {bits: _codec.stored_message_size(0, 0, 0, sys_flag=bits)
                              for bits in (0, _BORN_V6, _STORE_V6, _BORN_V6 | _STORE_V6)}
+        #: while a sliced put runs or puts wait for it: the turn of the last of them (done when it ends)
+        self._last_turn: asyncio.Future[None] | None = None
+        #: messages per slice of a large put (PUT_SLICE; tests make it small)
+        self.slice = PUT_SLICE
 
     # ------------------------------------------------------------------ put
+    @property
+    def in_turns(self) -> bool:
+        """A large put is being made in slices, or puts wait for their turn behind one."""
+        return self._last_turn is not None
+
     def put(self, msgs: Sequence[MessageToStore], batch: bool) -> PutResult | Coroutine[Any, Any, PutResult]:
         """Store one message (``batch`` False, ``msgs`` of one) or the messages of one
-        SEND_BATCH_MESSAGE; the result, or a coroutine of it when the put waits."""
+        SEND_BATCH_MESSAGE; the result, or a coroutine of it when the put waits (for the flush,
+        the slaves, or its turn behind a large batch)."""
+        if self._last_turn is not None or len(msgs) > self.slice:
+            # the turn is taken now, so that the puts that come after this one wait for it
+            before = self._last_turn
+            mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._last_turn = mine
+            return _awaiting(asyncio.ensure_future(self._put_in_turn(msgs, batch, before, mine)))
         begin = time.monotonic()
-        result, wait = self._append_messages(msgs, batch)
+        result, wait = _run_through(self._append_messages(msgs, batch))
+        return self._settle(result, wait, begin)
+
+    async def _put_in_turn(self, msgs: Sequence[MessageToStore], batch: bool,
+                           before: asyncio.Future[None] | None, mine: asyncio.Future[None]) -> PutResult:
+        """A put made once the put before it (``before``) is done; ``mine`` is done when this one
+        is (a task of its own: see the module notes)."""
+        try:
+            if before is not None:
+                await before
+            begin = time.monotonic()
+            steps = self._append_messages(msgs, batch)
+            # the hundred thousand objects of a large batch live until it is stored: a full
+            # collection meanwhile would hold the loop for a tenth of a second or more
+            with gc_paused():
+                try:
+                    while True:
+                        next(steps)
+                        await asyncio.sleep(0)  # one slice done: the loop serves the others
+                except StopIteration as stop:
+                    result, wait = stop.value
+        finally:
+            if self._last_turn is mine:
+                self._last_turn = None
+            mine.set_result(None)
+        settled = self._settle(result, wait, begin)
+        return settled if isinstance(settled, PutResult) else await settled
+
+    def _settle(self, result: PutResult, wait: bool,
+                begin: float) -> PutResult | Coroutine[Any, Any, PutResult]:
+        """A put's result once its records are appended: at once, or after the flush/slaves."""
         if result.status is not _PUT_OK:
             self.stats.record_put_failed()
             return result
@@ -184,18 +255,22 @@ class PutService(Room):
         return _Prepared(msg, topic, raw, props, sys_flag, size,
                          _wait_store_msg_ok(props) if wait is None else wait)
 
-    def _check_batch(self, prepared: list[_Prepared]) -> PutStatus | None:
+    def _check_batch(self, prepared: list[_Prepared]) -> Generator[None, None, PutStatus | None]:
         """``asyncPutMessages``/``checkMessages``: one topic and queue, no transactions or delay,
-        and the batch body within the message size limit."""
+        and the batch body within the message size limit (pausing after each slice)."""
         first = prepared[0].msg
-        if any(p.msg.topic != first.topic or p.msg.queue_id != first.queue_id for p in prepared):
-            return PutStatus.MESSAGE_ILLEGAL
-        if any(p.sys_flag & TRAN_MASK for p in prepared):
-            return PutStatus.MESSAGE_ILLEGAL
-        if any(_delayed(p.props) for p in prepared):
-            return PutStatus.MESSAGE_ILLEGAL
+        topic, queue_id = first.topic, first.queue_id
+        cut = self.slice
+        sliced = len(prepared) > cut
         # the batch body's size: each entry is its body and properties plus a fixed head
-        body_total = sum(_codec.BATCH_ENTRY_OVERHEAD + len(p.msg.body) + len(p.text) for p in prepared)
+        body_total = 0
+        for i, p in enumerate(prepared):
+            if sliced and i and i % cut == 0:
+                yield
+            m = p.msg
+            if m.topic != topic or m.queue_id != queue_id or p.sys_flag & TRAN_MASK or _delayed(p.props):
+                return PutStatus.MESSAGE_ILLEGAL
+            body_total += _codec.BATCH_ENTRY_OVERHEAD + len(m.body) + len(p.text)
         if body_total > self._max_message_size:
             return PutStatus.MESSAGE_ILLEGAL
         return None
@@ -222,16 +297,22 @@ class PutService(Room):
             d.reput_offset = f.file_from_offset  # past the BLANK that closed the last file
         return f
 
-    def _append_messages(self, msgs: Sequence[MessageToStore], batch: bool) -> tuple[PutResult, bool]:
+    def _append_messages(self, msgs: Sequence[MessageToStore],
+                         batch: bool) -> Generator[None, None, tuple[PutResult, bool]]:
         """Check, encode, append and dispatch; returns the result and whether the put waits for
-        the flush."""
+        the flush. The steps pause (yield) after each slice of a large put; nothing between two
+        pauses is left half done, and the store's turn keeps other puts out meanwhile."""
         if not self.accepting or self._is_slave:
             return PutResult(PutStatus.SERVICE_NOT_AVAILABLE), False
         if not msgs:
             return PutResult(PutStatus.MESSAGE_ILLEGAL), False
         prepared: list[_Prepared] = []
         wait = False
-        for m in msgs:
+        cut = self.slice
+        sliced = len(msgs) > cut
+        for i, m in enumerate(msgs):
+            if sliced and i and i % cut == 0:
+                yield
             p = self._prepare(m)
             if isinstance(p, PutStatus):
                 return PutResult(p), False
@@ -239,7 +320,7 @@ class PutService(Room):
             if p.wait:
                 wait = True
         if batch:
-            refused = self._check_batch(prepared)
+            refused = yield from self._check_batch(prepared)
             if refused is not None:
                 return PutResult(refused), False
         n = len(prepared)
@@ -259,7 +340,9 @@ class PutService(Room):
         records: list[bytes] = []
         requests: list[DispatchRequest] = []
         try:
-            for p in prepared:
+            for i, p in enumerate(prepared):
+                if sliced and i and i % cut == 0:
+                    yield  # the offsets and timestamp are taken: nobody else puts while we pause
                 m = p.msg
                 # mirrors doAppend: prepared and rolled-back messages take queue offset 0
                 held = (p.sys_flag & TRAN_MASK) in HELD_TRAN_TYPES
@@ -282,12 +365,21 @@ class PutService(Room):
         self.dispatcher.last_store_ts = ts
         if next_qo != qo_before:
             next_offset[key] = next_qo
-        self.append(base, records[0] if n == 1 else b"".join(records), requests)
+        if sliced:
+            yield from self._appending(base, b"".join(records), requests)
+        else:
+            self.append(base, records[0] if n == 1 else b"".join(records), requests)
         prefix = self._msg_id_prefix
         if n == 1:
             msg_id = f"{prefix}{base:016X}"
-        else:
+        elif not sliced:
             msg_id = ",".join([f"{prefix}{r[2]:016X}" for r in requests])
+        else:
+            parts = []
+            for i in range(0, n, cut):
+                yield
+                parts.append(",".join([f"{prefix}{r[2]:016X}" for r in requests[i:i + cut]]))
+            msg_id = ",".join(parts)
         return PutResult(PutStatus.PUT_OK, msg_id, requests[0][5], base, total, ts, n), wait
 
     # ------------------------------------------------------------------ the one append
@@ -312,6 +404,25 @@ class PutService(Room):
         if self._sync_flush:
             self.flusher.wake()
 
+    def _appending(self, offset: int, data: bytes,
+                   requests: list[DispatchRequest]) -> Generator[None, None, None]:
+        """:meth:`append` of a large put's records, pausing after each slice of its dispatch. The
+        records are in the CommitLog before the first pause; the dispatch cursor moves past them
+        after the last (the store's turn keeps any other append or reput out meanwhile)."""
+        self.commitlog.append(offset, data)
+        d = self.dispatcher
+        one = d.dispatch
+        cut = self.slice
+        for i, r in enumerate(requests):
+            if i and i % cut == 0:
+                yield
+            one(*r)
+        d.reput_offset = offset + len(data)
+        if d.append_listeners:
+            d.notify_append()
+        if self._sync_flush:
+            self.flusher.wake()
+
     def append_replica(self, offset: int, data: bytes | bytearray | memoryview, *,
                        dispatch: bool = True) -> None:
         """See :meth:`.MessageStore.append_replica`."""
@@ -327,6 +438,11 @@ class PutService(Room):
         if not self.commitlog.files.files and offset % self.commitlog.file_size:
             raise StoreError(f"an empty store starts replicating at a file boundary, not at {offset}")
         self.append(offset, data, None, dispatch=dispatch)
+
+
+async def _awaiting(task: asyncio.Future[PutResult]) -> PutResult:
+    """The answer of a put made by its own task; a cancelled caller leaves the put to finish."""
+    return await asyncio.shield(task)
 
 
 async def _status_of(status: PutStatus | asyncio.Future[PutStatus]) -> PutStatus:

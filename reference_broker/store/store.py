@@ -36,7 +36,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from types import TracebackType
@@ -224,15 +224,18 @@ class MessageStore:
         return self.dispatcher.behind_bytes
 
     # ================================================================== put
-    def put(self, msg: MessageToStore | list[MessageToStore]) -> PutResult | Coroutine[Any, Any, PutResult]:
+    def put(self, msg: MessageToStore | Sequence[MessageToStore]
+            ) -> PutResult | Coroutine[Any, Any, PutResult]:
         """Store one message, or (a list) the messages of one SEND_BATCH_MESSAGE: one topic and
         queue, consecutive queue offsets, contiguous in one CommitLog file, one store timestamp
         (``asyncPutMessage(s)``). The message is stored when this returns; the answer is the
         result, or, when the put waits (the group commit in SYNC_FLUSH, the slaves on a
-        SYNC_MASTER), a coroutine that answers it then."""
-        if isinstance(msg, list):
-            return self.puts.put(msg, True)
-        return self.puts.put((msg,), False)
+        SYNC_MASTER), a coroutine that answers it then. A batch of more than
+        :data:`.append.PUT_SLICE` messages, and a put that comes while one is being made, are
+        made in their turn (:mod:`.append`): stored when the coroutine answers."""
+        if isinstance(msg, MessageToStore):
+            return self.puts.put((msg,), False)
+        return self.puts.put(msg, True)
 
     def put_message(self, msg: MessageToStore) -> Coroutine[Any, Any, PutResult]:
         """:meth:`put` of one message, always as a coroutine (the put is made at the call)."""

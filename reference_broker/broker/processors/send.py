@@ -34,8 +34,8 @@ typed classes of :mod:`wire.headers`, which give Java's result or a precise erro
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Iterator, Sequence
+from typing import TYPE_CHECKING, overload
 
 from wire import MQVersion, RemotingCommand, RequestCode, ResponseCode
 from wire.aio import HandlerResult, RemotingConnection
@@ -505,6 +505,54 @@ def _half_message(
     return C.RMQ_SYS_TRANS_HALF_TOPIC, 0, reset_transaction_value(sys_flag, _TRAN_NOT_TYPE)
 
 
+class _BatchMessages(Sequence[MessageToStore]):
+    """The messages of a batch, each made from its entry when the store reads it: the store
+    checks a large batch in slices (yielding to the loop between them), and the making of each
+    message goes with its slice."""
+
+    __slots__ = ("_batch_text", "_born", "_born_timestamp", "_entries", "_queue_id", "_reconsume_times",
+                 "_sys_flag", "_topic")
+
+    def __init__(self, entries: list[BatchEntry], topic: str, queue_id: int, born_timestamp: int,
+                 born: tuple[str, int], batch_text: str, sys_flag: int, reconsume_times: int) -> None:
+        self._entries = entries
+        self._topic = topic
+        self._queue_id = queue_id
+        self._born_timestamp = born_timestamp
+        self._born = born
+        self._batch_text = batch_text
+        self._sys_flag = sys_flag
+        self._reconsume_times = reconsume_times
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @overload
+    def __getitem__(self, i: int) -> MessageToStore: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[MessageToStore]: ...
+
+    def __getitem__(self, i: int | slice) -> MessageToStore | list[MessageToStore]:
+        if isinstance(i, slice):
+            return [self._make(e) for e in self._entries[i]]
+        return self._make(self._entries[i])
+
+    def __iter__(self) -> Iterator[MessageToStore]:
+        return map(self._make, self._entries)
+
+    def _make(self, e: BatchEntry) -> MessageToStore:
+        """``MessageExtBatchEncoder``: the entry's properties followed by the batch's."""
+        text = e.properties_text
+        assert text is not None  # set by __post_init__
+        if self._batch_text:
+            if text and not text.endswith("\x02"):
+                text += "\x02"
+            text += self._batch_text
+        return MessageToStore(self._topic, self._queue_id, e.body, self._born_timestamp, self._born, e.flag,
+                              text, self._sys_flag, self._reconsume_times)
+
+
 def _batch_entries(req: RemotingCommand) -> list[BatchEntry]:
     return decode_batch(req.body or b"", strict=False)
 
@@ -535,21 +583,8 @@ def _send_batch(
         order.append(_CLUSTER)
     values[_CLUSTER] = broker.cluster_name
     batch_text = java_properties_text(tuple(order), values)
-    born = conn.peer
-    reconsume_times = h.reconsume_times or 0
-    msgs = []
-    for e in request_body(conn, req, _batch_entries):
-        text = e.properties_text
-        assert text is not None  # set by __post_init__
-        if batch_text:
-            if text and not text.endswith("\x02"):
-                text += "\x02"
-            text += batch_text
-        msgs.append(
-            MessageToStore(
-                h.topic, queue_id, e.body, h.born_timestamp, born, e.flag, text, sys_flag, reconsume_times
-            )
-        )
+    msgs = _BatchMessages(request_body(conn, req, _batch_entries), h.topic, queue_id, h.born_timestamp,
+                          conn.peer, batch_text, sys_flag, h.reconsume_times or 0)
     return _answer(broker, req, broker.store.put(msgs), queue_id)
 
 

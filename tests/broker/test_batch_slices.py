@@ -1,0 +1,126 @@
+# Licensed under the Apache License, Version 2.0. See LICENSE.
+"""A large SEND_BATCH_MESSAGE is put in slices that yield to the event loop (reference_broker/store/append.py).
+
+The worst case of the hostile-input report: a batch of the most one-byte messages the 4 MiB body
+limit lets through (about 90,000: each is stored with the batch's CLUSTER property) cost about
+10 µs per message on the loop, a second or more in one piece, while every other connection
+waited. Here a watchdog client on another connection asks the broker something every few
+milliseconds while the batch is put; its longest wait must be a small part of the batch's time
+(the pre-slice broker made it wait for almost all of it) and under the hostile tests' bound.
+What the slices must not change is checked too: the batch is stored whole, in one piece of the
+CommitLog, its messages at consecutive queue offsets, and a send that came on another connection
+while it was put is stored after it, as with Java's put lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import time
+from pathlib import Path
+
+from tests.broker.helpers import (
+    client,
+    messages,
+    pull_request,
+    run,
+    running_broker,
+    send_request,
+    wait_until,
+)
+from wire import RemotingCommand, ResponseCode, decode_command, encode_command
+from wire.aio import RemotingConnection
+from wire.message import BatchEntry, encode_batch
+
+#: the hostile tests' bound on a watchdog answer while a hostile frame is handled elsewhere
+WATCHDOG_BOUND = 1.0
+#: one-byte messages of one batch: 23 bytes of entry each, 45 once stored with CLUSTER
+#: (the store's 4 MiB check counts the latter), so this is about as many as one batch may hold
+BATCH = 90_000
+
+
+def _batch_frame(topic: str, n: int) -> bytes:
+    body = encode_batch([BatchEntry(body=b"x", properties={}) for _ in range(n)])
+    req = send_request(topic, b"", code=320, queue_id=0)
+    return encode_command(req.replace(body=body, opaque=7, ext_fields={**req.ext_fields, "i": ""}))
+
+
+class Watchdog:
+    """Asks the broker an unknown request code (answered at once) over and over on its own
+    connection, 2 ms apart, and records when each answer came: a gap between two answers is
+    the longest the broker (or this loop) kept it waiting."""
+
+    def __init__(self, conn: RemotingConnection) -> None:
+        self.conn = conn
+        self.answered: list[float] = [time.monotonic()]
+        self.task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            r = await self.conn.request(RemotingCommand.request(9999), timeout=60)
+            assert r.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+            self.answered.append(time.monotonic())
+            await asyncio.sleep(0.002)
+
+    def worst(self, start: float, end: float) -> float:
+        """The longest gap between answers that overlaps ``start``..``end``."""
+        t = self.answered
+        return max((b - a for a, b in itertools.pairwise(t) if b >= start and a <= end), default=0.0)
+
+
+def test_a_batch_of_90000_one_byte_messages_does_not_hold_the_loop(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_broker(tmp_path, mappedFileSizeCommitLog=str(64 << 20)) as b:
+            sender, other, dog_conn = await client(b), await client(b), await client(b)
+            first = await sender.request(send_request("SliceTopic", b"before", queue_id=0))
+            assert first.code == 0
+            frame = _batch_frame("SliceTopic", BATCH)
+            dog = Watchdog(dog_conn)
+            await asyncio.sleep(0.1)
+            reader, writer = await asyncio.open_connection("127.0.0.1", b.port)
+            start = time.monotonic()
+            writer.write(frame)
+
+            async def read_answer() -> tuple[bytes, float]:
+                head = await reader.readexactly(4)
+                data = head + await reader.readexactly(int.from_bytes(head, "big"))
+                return data, time.monotonic()
+
+            answering = asyncio.ensure_future(asyncio.wait_for(read_answer(), 120))
+            # a send on another connection while the batch is being put: it waits for its turn
+            await wait_until(lambda: b.store.puts.in_turns or answering.done(), timeout=60)
+            during = asyncio.ensure_future(other.request(send_request("SliceTopic", b"during", queue_id=0),
+                                                         timeout=60))
+            answer_bytes, end = await answering
+            after = await during
+            dog.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await dog.task
+            writer.close()
+            answer = decode_command(answer_bytes)
+            assert answer.code == ResponseCode.SUCCESS, (answer.code, answer.remark)
+            ids = answer.ext_fields["msgId"].split(",")
+            assert len(ids) == BATCH and answer.ext_fields["queueOffset"] == "1"
+            # the batch is one piece of the CommitLog: its records follow each other, all one size
+            offsets = [int(i[-16:], 16) for i in ids]
+            sizes = {b2 - a for a, b2 in itertools.pairwise(offsets)}
+            assert len(sizes) == 1, sizes
+            assert after.code == ResponseCode.SUCCESS and after.ext_fields["queueOffset"] == str(1 + BATCH)
+            assert int(after.ext_fields["msgId"][-16:], 16) > offsets[-1]
+            # every message readable at its queue offset, the one sent meanwhile last
+            p = await other.request(pull_request("G", "SliceTopic", 0, BATCH, max_nums=8))
+            got = messages(p)
+            assert [m.queue_offset for m in got] == [BATCH, BATCH + 1]
+            assert [m.body for m in got] == [b"x", b"during"]
+            assert int(after.ext_fields["msgId"][-16:], 16) == got[1].physical_offset
+            worst = dog.worst(start, end)
+            took = end - start
+            assert len(dog.answered) > 10
+            assert worst < took / 4, f"the watchdog waited {worst:.3f} s of the batch's {took:.3f} s"
+            assert worst < WATCHDOG_BOUND, f"the watchdog waited {worst:.3f} s"
+            for c in (sender, other, dog_conn):
+                await c.aclose()
+
+    run(main(), timeout=300)
+
