@@ -32,7 +32,9 @@ after each slice, with the cyclic garbage collector paused: its objects are free
 counting, and a full collection among them would take a tenth of a second). Meanwhile the
 batch holds the store's *turn*, as Java's put lock: puts that come while it runs wait for it,
 in their order, as tasks of their own (so they are made even if nobody awaits them), and the
-rest of the broker (pulls, heartbeats, admin requests) is served.
+rest of the broker (pulls, heartbeats, admin requests) is served. Until the answers of the puts
+made in turn have reached their callers, later puts take their turn as well, so that answers keep
+their order (tests/broker/test_put_paths_differential.py compares both paths).
 Only then is a put not stored when :meth:`PutService.put` returns; its answer comes when it is.
 
 The one append (:meth:`PutService.append`) takes a put's encoded records and a slave's replicated
@@ -148,23 +150,28 @@ class PutService(Room):
         self._last_turn: asyncio.Future[None] | None = None
         #: messages per slice of a large put (PUT_SLICE; tests make it small)
         self.slice = PUT_SLICE
+        #: puts made in turn whose answers have not reached their callers yet: until they have,
+        #: later puts take their turn too, so that no answer overtakes one that came before it
+        #: (an answer through the turn's task takes more loop passes than a direct one)
+        self._unanswered = 0
 
     # ------------------------------------------------------------------ put
     @property
     def in_turns(self) -> bool:
         """A large put is being made in slices, or puts wait for their turn behind one."""
-        return self._last_turn is not None
+        return self._last_turn is not None or self._unanswered > 0
 
     def put(self, msgs: Sequence[MessageToStore], batch: bool) -> PutResult | Coroutine[Any, Any, PutResult]:
         """Store one message (``batch`` False, ``msgs`` of one) or the messages of one
         SEND_BATCH_MESSAGE; the result, or a coroutine of it when the put waits (for the flush,
         the slaves, or its turn behind a large batch)."""
-        if self._last_turn is not None or len(msgs) > self.slice:
+        if self._last_turn is not None or self._unanswered or len(msgs) > self.slice:
             # the turn is taken now, so that the puts that come after this one wait for it
             before = self._last_turn
             mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._last_turn = mine
-            return _awaiting(asyncio.ensure_future(self._put_in_turn(msgs, batch, before, mine)))
+            self._unanswered += 1
+            return self._answer_in_turn(asyncio.ensure_future(self._put_in_turn(msgs, batch, before, mine)))
         begin = time.monotonic()
         result, wait = _run_through(self._append_messages(msgs, batch))
         return self._settle(result, wait, begin)
@@ -193,6 +200,13 @@ class PutService(Room):
             mine.set_result(None)
         settled = self._settle(result, wait, begin)
         return settled if isinstance(settled, PutResult) else await settled
+
+    async def _answer_in_turn(self, task: asyncio.Future[PutResult]) -> PutResult:
+        """The answer of a put made by its own task; a cancelled caller leaves the put to finish."""
+        try:
+            return await asyncio.shield(task)
+        finally:
+            self._unanswered -= 1
 
     def _settle(self, result: PutResult, wait: bool,
                 begin: float) -> PutResult | Coroutine[Any, Any, PutResult]:
@@ -438,11 +452,6 @@ class PutService(Room):
         if not self.commitlog.files.files and offset % self.commitlog.file_size:
             raise StoreError(f"an empty store starts replicating at a file boundary, not at {offset}")
         self.append(offset, data, None, dispatch=dispatch)
-
-
-async def _awaiting(task: asyncio.Future[PutResult]) -> PutResult:
-    """The answer of a put made by its own task; a cancelled caller leaves the put to finish."""
-    return await asyncio.shield(task)
 
 
 async def _status_of(status: PutStatus | asyncio.Future[PutStatus]) -> PutStatus:
