@@ -7,6 +7,11 @@ its own process (``python -m conformance._refserver``) on free loopback ports, w
 properties files and stores in the directory. It returns once the name server lists every broker,
 and stops every process it started when it closes (SIGTERM, then SIGKILL), whatever happened; the
 directory goes too, unless it was given or ``keep`` is set.
+
+With ``controller=True`` it is the 5.x layout instead (the one the Java 5.0.0 captures were recorded
+on): the name server runs the embedded controller (``enableControllerInNamesrv``), and two replicas of
+``broker-c`` in cluster ``DefaultCluster5`` start in controller mode (``brokerId=-1``, role SLAVE),
+so the controller elects the master; it returns once the name server lists a master and a slave.
 """
 
 from __future__ import annotations
@@ -96,13 +101,15 @@ class ReferenceCluster:
     """See the module docstring. Use as a context manager; :attr:`target` is what to grade."""
 
     def __init__(self, directory: str | Path | None = None, *, slave: bool = True, keep: bool = False,
-                 master_role: str = "ASYNC_MASTER", start_timeout: float = 60.0) -> None:
+                 master_role: str = "ASYNC_MASTER", controller: bool = False,
+                 start_timeout: float = 60.0) -> None:
         if master_role not in ("ASYNC_MASTER", "SYNC_MASTER"):
             raise ValueError(f"master_role must be ASYNC_MASTER or SYNC_MASTER, not {master_role!r}")
         self._given = directory is not None
         self.directory = Path(directory) if directory is not None else None
         self.slave = slave
         self.master_role = master_role
+        self.controller = controller
         self.keep = keep
         self.start_timeout = start_timeout
         self.procs: list[_Proc] = []
@@ -136,12 +143,13 @@ class ReferenceCluster:
         self.procs.append(proc)
         return proc
 
-    def _broker(self, name: str, broker_id: int, namesrv: str) -> tuple[str, dict[str, str]]:
+    def _broker(self, name: str, broker_id: int, namesrv: str, *, cluster: str = "DefaultCluster",
+                store_name: str = "") -> tuple[str, dict[str, str]]:
         assert self.directory is not None
         port = free_port(around=(-2, 1))
-        store = self.directory / f"store-{name}-{broker_id}"
+        store = self.directory / f"store-{store_name or f'{name}-{broker_id}'}"
         values = {
-            "brokerClusterName": "DefaultCluster", "brokerName": name, "brokerId": str(broker_id),
+            "brokerClusterName": cluster, "brokerName": name, "brokerId": str(broker_id),
             "brokerRole": "SLAVE" if broker_id else self.master_role, "flushDiskType": "ASYNC_FLUSH",
             "namesrvAddr": namesrv, "brokerIP1": HOST, "brokerIP2": HOST, "listenPort": str(port),
             "haListenPort": str(port + 1), "storePathRootDir": str(store),
@@ -155,29 +163,61 @@ class ReferenceCluster:
             self.directory = Path(tempfile.mkdtemp(prefix="mqctl-conformance-"))
         self.directory.mkdir(parents=True, exist_ok=True)
         try:
-            ns_port = free_port()
+            ns_port = free_port(around=(2,) if self.controller else ())
             ns_addr = f"{HOST}:{ns_port}"
-            ns_conf = self._write("namesrv", {
+            ns_values = {
                 "listenPort": str(ns_port), "kvConfigPath": str(self.directory / "namesrv" / "kvConfig.json"),
-                "configStorePath": str(self.directory / "namesrv" / "namesrv.properties")})
-            self._spawn("namesrv", "namesrv", ns_conf, ns_addr)
+                "configStorePath": str(self.directory / "namesrv" / "namesrv.properties")}
+            controller_addr = f"{HOST}:{ns_port + 2}"
+            if self.controller:
+                ns_values.update({
+                    "enableControllerInNamesrv": "true", "controllerDLegerGroup": "group1",
+                    "controllerDLegerPeers": f"n0-{controller_addr}", "controllerDLegerSelfId": "n0",
+                    "controllerStorePath": str(self.directory / "namesrv" / "controller")})
+            self._spawn("namesrv", "namesrv", self._write("namesrv", ns_values), ns_addr)
             self._wait(lambda: sync_request(ns_addr, RequestCode.GET_BROKER_CLUSTER_INFO) is not None,
                        "the name server answers")
-            members = [(0, *self._broker("broker-a", 0, ns_addr))]
-            if self.slave:
-                members.append((1, *self._broker("broker-a", 1, ns_addr)))
-            for broker_id, addr, values in members:
-                self._spawn(f"broker-a-{broker_id}", "broker", self._write(f"broker-a-{broker_id}", values),
-                            addr)
-            wanted = {addr for _, addr, _ in members}
-            self._wait(lambda: wanted <= _listed(ns_addr), "the name server lists every broker")
+            if self.controller:
+                members = [self._replica(n, ns_addr, controller_addr) for n in range(2)]
+                names = [f"broker-c-n{n}" for n in range(2)]
+            else:
+                members = [self._broker("broker-a", 0, ns_addr)]
+                if self.slave:
+                    members.append(self._broker("broker-a", 1, ns_addr))
+                names = [f"broker-a-{n}" for n in range(len(members))]
+            for name, (addr, values) in zip(names, members, strict=True):
+                self._spawn(name, "broker", self._write(name, values), addr)
+            wanted = {addr for addr, _ in members}
+            self._wait(lambda: _roles(ns_addr, wanted) == {0, 1} if self.controller
+                       else wanted <= _listed(ns_addr), "the name server lists every broker")
         except BaseException:
             self.stop()
             raise
-        self.target = Target(name="mqctl reference servers", namesrv=ns_addr, broker=members[0][1],
-                             slave=members[1][1] if self.slave else None,
-                             ha=f"{HOST}:{members[0][2]['haListenPort']}")
+        if self.controller:
+            ids = _ids(ns_addr)
+            master = next(a for a in wanted if ids.get(a) == 0)
+            slave = next(a for a in wanted if a != master)
+            ha = dict(members)[master]["haListenPort"]
+            # our servers answer with one version (V4_9_8) in every mode; in controller mode they are
+            # graded by the 5.0 profile, as the Java 5.0.0 servers are
+            self.target = Target(name="mqctl reference servers (controller mode)", namesrv=ns_addr,
+                                 broker=master, slave=slave, controller=controller_addr, ha=f"{HOST}:{ha}",
+                                 profile="5.0")
+        else:
+            self.target = Target(name="mqctl reference servers", namesrv=ns_addr, broker=members[0][0],
+                                 slave=members[1][0] if self.slave else None,
+                                 ha=f"{HOST}:{members[0][1]['haListenPort']}")
         return self.target
+
+    def _replica(self, n: int, namesrv: str, controller_addr: str) -> tuple[str, dict[str, str]]:
+        """A controller-mode replica of ``broker-c`` (the names of the Java 5.0.0 captures)."""
+        assert self.directory is not None
+        addr, values = self._broker("broker-c", -1, namesrv, cluster="DefaultCluster5",
+                                    store_name=f"broker-c-n{n}")
+        values.update({"brokerRole": "SLAVE", "enableControllerMode": "true",
+                       "controllerAddr": controller_addr, "allAckInSyncStateSet": "true",
+                       "storePathEpochFile": str(Path(values["storePathRootDir"]) / "epochFileCheckpoint")})
+        return addr, values
 
     def _wait(self, ready: object, what: str) -> None:
         deadline = time.monotonic() + self.start_timeout
@@ -215,14 +255,26 @@ class ReferenceCluster:
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def _listed(ns_addr: str) -> set[str]:
+def _ids(ns_addr: str) -> dict[str, int]:
+    """Every broker address the name server lists, with its brokerId."""
     from wire.bodies import ClusterInfo
 
     resp = sync_request(ns_addr, RequestCode.GET_BROKER_CLUSTER_INFO)
     if resp is None or resp.code != 0 or not resp.body:
-        return set()
+        return {}
     try:
         info = ClusterInfo.decode(resp.body)
     except WireError:
-        return set()
-    return {a for d in info.broker_addr_table.values() for a in d.broker_addrs.values()}
+        return {}
+    return {a: int(i) for d in info.broker_addr_table.values() for i, a in d.broker_addrs.items()}
+
+
+def _listed(ns_addr: str) -> set[str]:
+    return set(_ids(ns_addr))
+
+
+def _roles(ns_addr: str, addrs: set[str]) -> set[int]:
+    """The brokerIds the name server lists for ``addrs`` ({0, 1}: a master and a slave); empty
+    until it lists every one of them."""
+    ids = _ids(ns_addr)
+    return {min(ids[a], 1) for a in addrs} if addrs <= set(ids) else set()

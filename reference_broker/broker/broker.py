@@ -196,7 +196,8 @@ class Broker:
     def identity(self) -> BrokerIdentity:
         cfg = self.config
         return BrokerIdentity(
-            cfg.cluster_name, cfg.broker_name, cfg.broker_id, self.address, self.ha_server_addr
+            cfg.cluster_name, cfg.broker_name, cfg.broker_id, self.address, self.ha_server_addr,
+            cfg.bool("enableSlaveActingMaster") if self.controller_mode else None,
         )
 
     @property

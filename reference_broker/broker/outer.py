@@ -48,6 +48,9 @@ class BrokerIdentity:
     broker_id: int
     broker_addr: str
     ha_server_addr: str
+    #: ``enableSlaveActingMaster``, which a 5.x broker (ours in controller mode) sends as
+    #: ``enableActingMaster``; None: a 4.x registration, without the field
+    enable_acting_master: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,7 @@ class BrokerOuterAPI:
             ha_server_addr=identity.ha_server_addr,
             broker_id=identity.broker_id,
             compressed=compressed,
+            enable_acting_master=identity.enable_acting_master,
             body_crc32=zlib.crc32(body) & 0x7FFFFFFF,
         )
         return header, body

@@ -235,7 +235,8 @@ def register_broker(ctx: NamesrvContext, request: RemotingCommand, channel: obje
         version = wrapper.data_version or DataVersion(counter=0, timestamp=ctx.routes.clock())
         configs = list(wrapper.topic_config_table.values())
     result = ctx.routes.register_broker(h.cluster_name, h.broker_addr, h.broker_name, h.broker_id,
-                                        h.ha_server_addr, version, configs, filter_servers, channel)
+                                        h.ha_server_addr, version, configs, filter_servers, channel,
+                                        enable_acting_master=h.enable_acting_master)
     header = RegisterBrokerResponseHeader(ha_server_addr=result.ha_server_addr,
                                           master_addr=result.master_addr)
     return _ok(request, header, _order_topic_config_body(ctx))
@@ -450,10 +451,16 @@ BODIES: BodyDecoders = {
 
 
 def process(ctx: NamesrvContext, request: RemotingCommand, channel: object = None) -> RemotingCommand | None:
-    """Handle one request: its response, or None when Java sends none (unknown codes, oneway
-    requests get theirs dropped by the connection)."""
+    """Handle one request: its response, or None when Java sends none (unknown codes to a 4.9.8
+    name server; oneway requests get theirs dropped by the connection). With the embedded
+    controller (a 5.x name server) an unknown code gets REQUEST_CODE_NOT_SUPPORTED, as from 5.0.0."""
     handler = HANDLERS.get(request.code)
     if handler is None:
+        if ctx.config.bool("enableControllerInNamesrv"):
+            # a name server with the embedded controller is a 5.x one, and 5.0.0 answers
+            return request.response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+                                    f" request type {request.code} not supported",
+                                    serialize_type=SERVER_SERIALIZE_TYPE)
         log.debug("no handler for request code %d: no response, as the 4.9.8 name server", request.code)
         return None
     try:

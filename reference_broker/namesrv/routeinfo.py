@@ -85,11 +85,16 @@ class BrokerEntry:
     cluster: str
     broker_name: str
     broker_addrs: JavaHashMap[int, str]
+    #: ``enableActingMaster`` of the last registration that carried it (a 5.x broker always sends
+    #: it, and a 5.0.0 name server then writes it in every BrokerData); None: no 5.x broker
+    #: registered this name, and the field is left out as a 4.9.8 name server leaves it
+    enable_acting_master: bool | None = None
 
     def view(self) -> BrokerData:
         # pickupTopicRouteData and ClusterInfo hand out copies: later changes do not leak into them
         return BrokerData(cluster=self.cluster, broker_name=self.broker_name,
-                          broker_addrs=dict(self.broker_addrs.items()))
+                          broker_addrs=dict(self.broker_addrs.items()),
+                          enable_acting_master=self.enable_acting_master)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,9 +129,11 @@ class RouteInfoManager:
                         ha_server_addr: str | None, data_version: DataVersion | None,
                         topic_configs: Iterable[TopicConfig] | None,
                         filter_server_list: Sequence[str] | None,
-                        channel: object | None) -> RegisterBrokerResult:
+                        channel: object | None, *,
+                        enable_acting_master: bool | None = None) -> RegisterBrokerResult:
         """``registerBroker``: record the broker, and its topics if it is a master whose data
-        version changed (or that registers for the first time)."""
+        version changed (or that registers for the first time). ``enable_acting_master`` is the
+        5.x header field (None from a 4.x broker)."""
         version = DataVersion(counter=data_version.counter, timestamp=data_version.timestamp) \
             if data_version is not None else DataVersion(counter=0, timestamp=0)
         names = self.cluster_addr_table.get(cluster_name)
@@ -140,6 +147,8 @@ class RouteInfoManager:
             register_first = True
             entry = BrokerEntry(cluster_name, broker_name, JavaHashMap())
             self.broker_addr_table[broker_name] = entry
+        if enable_acting_master is not None:
+            entry.enable_acting_master = enable_acting_master
         addrs = entry.broker_addrs
         # a slave switched to master re-registers the same address under id 0: one address,
         # one id (the comment in RouteInfoManager.registerBroker)

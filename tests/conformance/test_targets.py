@@ -93,6 +93,24 @@ def test_reference_cluster(artefacts: Path, tmp_path: Path) -> None:
         "namesrv", "broker", "slave", "ha"}} <= ran
 
 
+def test_reference_controller_mode(artefacts: Path, tmp_path: Path, replays_written: list[Path]) -> None:
+    """Our servers in the 5.x layout (the name server with its embedded controller, two replicas in
+    controller mode): the Java 5.0.0 captures replay against them as against Java, and the 5.0
+    profile passes, the HA5 and controller families included."""
+    from conformance.refcluster import ReferenceCluster
+
+    with ReferenceCluster(tmp_path / "controller", controller=True) as cluster:
+        target = cluster.target
+        assert target is not None and target.controller
+        _replay(target, artefacts, "java-5.0.0", replays_written, minimum=15, stem="reference-controller")
+        report = _grade(target, artefacts, "reference-controller", fast=True)
+    assert report.target.profile == "5.0" and report.target.controller == target.controller
+    _check(report)
+    ran = {r.case.id for r in report.results if r.outcome is not Outcome.NOT_RUN}
+    five = {c.id for c in catalogue() if c.id.startswith(("HA5-", "CTL-"))}
+    assert five and five <= ran, sorted(five - ran)
+
+
 def test_java_4_9_8(java_servers_module, artefacts: Path, replays_written: list[Path]) -> None:
     js = java_servers_module
     ns = js.namesrv("4.9.8")
@@ -155,13 +173,15 @@ def _ha4(target: Target, artefacts: Path, stem: str) -> None:
     assert {"HA4-TR-001", "HA4-TR-002", "HA4-TR-003", "HA4-ACK-001"} <= ran, ran
 
 
-def _replay(target: Target, artefacts: Path, folder: str, written: list[Path], *, minimum: int) -> None:
+def _replay(target: Target, artefacts: Path, folder: str, written: list[Path], *, minimum: int,
+            stem: str = "") -> None:
     """Replay the ../shared captures of ``folder`` against ``target``: nothing unexplained."""
     from conformance.replay import replay
 
     report = replay(sorted(shared_path("captures", folder).glob("*.pcap")), target)
-    (artefacts / f"replay-{folder}.json").write_text(json.dumps(report.to_json(), indent=2) + "\n")
-    written.append(artefacts / f"replay-{folder}.json")
+    out = artefacts / f"replay-{stem or folder}.json"
+    out.write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    written.append(out)
     bad = [f"{v.capture} row {v.number} {v.verdict}: {'; '.join(map(str, v.diffs[:3])) or v.reason}"
            for v in report.unexplained]
     assert not bad, "\n".join(bad)

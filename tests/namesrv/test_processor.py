@@ -372,6 +372,29 @@ def test_unknown_code_gets_no_response() -> None:
     assert process(ctx, RemotingCommand.request(R.SEND_MESSAGE), None) is None
 
 
+def test_unknown_code_answered_by_a_name_server_with_the_controller() -> None:
+    # the embedded controller makes it a 5.x name server, which answers as 5.0.0 does
+    ctx = make_ctx(enableControllerInNamesrv="true")
+    resp = process(ctx, RemotingCommand.request(9999, opaque=4), None)
+    assert resp is not None and resp.opaque == 4
+    assert (resp.code, resp.remark) == (ResponseCode.REQUEST_CODE_NOT_SUPPORTED, " request type 9999 not supported")
+
+
+def test_enable_acting_master_is_carried_for_a_5x_broker_only() -> None:
+    ctx = make_ctx()
+    assert process(ctx, register_request(), object()).code == ResponseCode.SUCCESS
+    # a 4.x broker: left out, as by the 4.9.8 name server
+    assert TopicRouteData.decode(route(ctx, "TopicA").body).broker_datas[0].enable_acting_master is None
+    five = register_request(SLAVE, 0, name="broker-b")
+    five = five.replace(ext_fields={**five.ext_fields, "enableActingMaster": "true"})
+    assert process(ctx, five, object()).code == ResponseCode.SUCCESS
+    body = call(ctx, R.GET_BROKER_CLUSTER_INFO).body
+    info = ClusterInfo.decode(body)
+    assert info.broker_addr_table["broker-b"].enable_acting_master is True
+    assert info.broker_addr_table["broker-a"].enable_acting_master is None
+    assert b'"enableActingMaster":true' in body and body.count(b"enableActingMaster") == 1
+
+
 def test_missing_header_field_is_a_system_error() -> None:
     resp = process(make_ctx(), RemotingCommand.request(R.GET_ROUTEINFO_BY_TOPIC, {},
                                                         serialize_type=SerializeType.ROCKETMQ), None)

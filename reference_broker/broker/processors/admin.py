@@ -249,10 +249,24 @@ def runtime_info(broker: Broker) -> dict[str, str]:
         info[f"{pool}ThreadPoolQueueSize"] = "0"
         info[f"{pool}ThreadPoolQueueCapacity"] = cfg.get(capacity_key)
         info[f"{pool}ThreadPoolQueueHeadWaitTimeMills"] = "0"
+    if broker.controller_mode:
+        _five_runtime_keys(info, cfg.get("litePullThreadPoolQueueCapacity") or "100000")
     info["EndTransactionQueueSize"] = "0"
     info["EndTransactionThreadPoolQueueCapacity"] = cfg.get("endTransactionPoolQueueCapacity")
     info["startAcceptSendRequestTimeStamp"] = cfg.get("startAcceptSendRequestTimeStamp")
     return info
+
+
+def _five_runtime_keys(info: dict[str, str], lite_pull_capacity: str) -> None:
+    """The runtime info of a 5.0.0 broker, which ours is in controller mode (a 5.x feature): its
+    spelling of the transferred-TPS key, the lite-pull pool's queue, and the timer wheel's figures
+    (our broker has no timer wheel: they stay at rest, as a 5.0.0 broker's do with no timer message)."""
+    info["getTransferredTps"] = info.pop("getTransferedTps", "0.0 0.0 0.0")
+    info["litePullThreadPoolQueueSize"] = "0"
+    info["litePullThreadPoolQueueCapacity"] = lite_pull_capacity
+    info["litePullThreadPoolQueueHeadWaitTimeMills"] = "0"
+    info.update({"timerReadBehind": "0", "timerOffsetBehind": "0", "timerCongestNum": "0",
+                 "timerEnqueueTps": "0.0", "timerDequeueTps": "0.0"})
 
 
 def get_broker_runtime_info(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
