@@ -38,9 +38,11 @@ ports, its own node dir, stopped at the end whatever happens) and ours run one a
 each from the same ``broker.properties`` (one master, 1 GiB CommitLog files, 8 queues,
 ASYNC_FLUSH then SYNC_FLUSH), under the same generator: sends 1x1 and 16x64, pulls 4x32 with 32
 messages per pull (from what the sends stored), and the RSS of each broker idling after its
-start. Every answer is checked (its code read from the header), and only successful ones count:
-Java answers SYSTEM_BUSY when its send queue backs up. Each case runs ``--runs`` times (best
-kept), after one warm-up of the JIT and of our caches. The table (rich) shows both rates, each
+start. Both brokers of a flush type run at once and take each case in turns (Java, ours, Java,
+ours, ``--runs`` times; the best of each kept), after one warm-up of the JIT and of our caches,
+so that a change of the machine's load meets both. Every answer is checked (its code read from
+the header), and only successful ones count: Java answers SYSTEM_BUSY when its send queue backs
+up. The table (rich) shows both rates, each
 broker's CPU per answer and the ratio ours / Java; only ratios from one run mean anything on a
 shared machine.
 """
@@ -328,6 +330,10 @@ def main() -> None:
     ap.add_argument("--java", action="store_true",
                     help="side by side with the Java 4.9.8 broker of ../shared/javakit (see the notes)")
     ap.add_argument("--runs", type=int, default=1, help="with --java: runs of each case (the best is kept)")
+    ap.add_argument("--phases", action="store_true",
+                    help="our broker's CPU per pipelined send by phase (read, decode, handle, append, "
+                         "dispatch, answer), in process, from a cProfile run scaled by a plain one")
+    ap.add_argument("--phase-count", type=int, default=40_000, help="with --phases: sends per run")
     ap.add_argument("--serve", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve is not None:
@@ -340,6 +346,8 @@ def main() -> None:
         else:
             run_async(_serve_broker(*args.serve[1:]))
         return
+    if args.phases:
+        sys.exit(phases_main(args))
     if args.java:
         args.idle = args.idle or 5.0
         sys.exit(java_main(args))
@@ -445,26 +453,13 @@ class JavaBroker(Measured):
 JavaRow = tuple[str, str, float, float, float, float]
 
 
-def _run_cases(server: Measured, sends: list[bytes], seconds: float,
-               runs: int) -> dict[str, tuple[float, float]]:
-    """The side-by-side cases on one broker: {case name: (best rate, its CPU us per answer)}."""
-    out: dict[str, tuple[float, float]] = {}
-    kind, c, w = JAVA_WARMUP
-    asyncio.run(_load(server.port, sends, c, w, min(seconds, 3.0), server, ok_only=True))
-    pulls: list[bytes] = []
-    for kind, c, w in JAVA_CASES:
-        if kind == "pull" and not pulls:
-            pulls = pull_frames(asyncio.run(_max_offset(server.port)))
-        best = (0.0, 0.0)
-        for _ in range(runs):
-            frames = sends if kind == "send" else pulls
-            rate, cpu = asyncio.run(_load(server.port, frames, c, w, seconds, server, ok_only=True))
-            if kind == "pull":
-                rate, cpu = rate * PULL_BATCH, cpu / PULL_BATCH
-            if rate > best[0]:
-                best = (rate, cpu)
-        out[f"{kind} {c}x{w}"] = best
-    return out
+def _run_case(server: Measured, kind: str, c: int, w: int, frames: list[bytes],
+              seconds: float) -> tuple[float, float]:
+    """One case on one broker: answers (messages, for pulls) per second, CPU us per each."""
+    rate, cpu = asyncio.run(_load(server.port, frames, c, w, seconds, server, ok_only=True))
+    if kind == "pull":
+        rate, cpu = rate * PULL_BATCH, cpu / PULL_BATCH
+    return rate, cpu
 
 
 def java_main(args: argparse.Namespace) -> int:
@@ -490,26 +485,38 @@ def java_main(args: argparse.Namespace) -> int:
             props = broker_properties(flush)
             prop_file = base_dir / f"broker-{flush}.properties"
             prop_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-            results: dict[str, dict[str, tuple[float, float]]] = {}
-            for who in ("Java 4.9.8", "ours"):
-                console.print(f"[bold]{flush}[/bold]: starting {who} ...")
-                server: JavaBroker | Server
-                if who == "ours":
-                    server = Server("broker-file", str(prop_file), str(base_dir / f"ours-{flush}"))
-                else:
-                    server = JavaBroker(base_dir / f"java-{flush}", props)
-                try:
-                    if args.idle:
-                        time.sleep(args.idle)
+            # both brokers run at once and take the cases in turns, run by run, so that a change
+            # of the machine's load meets both alike (the idle one takes next to no CPU)
+            console.print(f"[bold]{flush}[/bold]: starting Java 4.9.8 and ours ...")
+            servers: dict[str, JavaBroker | Server] = {}
+            try:
+                servers["Java 4.9.8"] = JavaBroker(base_dir / f"java-{flush}", props)
+                servers["ours"] = Server("broker-file", str(prop_file), str(base_dir / f"ours-{flush}"))
+                if args.idle:
+                    time.sleep(args.idle)
+                    for who, server in servers.items():
                         idle[who].append(server.rss_mib())
-                    results[who] = _run_cases(server, sends, args.seconds, args.runs)
-                    done = ", ".join(f"{k} {v[0]:,.0f}/s" for k, v in results[who].items())
-                    console.print(f"  {who}: {done}")
-                finally:
+                kind, c, w = JAVA_WARMUP
+                for server in servers.values():
+                    _run_case(server, kind, c, w, sends, min(args.seconds, 3.0))
+                best: dict[tuple[str, str], tuple[float, float]] = {}
+                pulls: dict[str, list[bytes]] = {}
+                for kind, c, w in JAVA_CASES:
+                    name = f"{kind} {c}x{w}"
+                    for _ in range(args.runs):
+                        for who, server in servers.items():
+                            if kind == "pull" and who not in pulls:
+                                pulls[who] = pull_frames(asyncio.run(_max_offset(server.port)))
+                            frames = sends if kind == "send" else pulls[who]
+                            rate, cpu = _run_case(server, kind, c, w, frames, args.seconds)
+                            if rate > best.get((who, name), (0.0, 0.0))[0]:
+                                best[(who, name)] = (rate, cpu)
+                    (j, jc), (o, oc) = best[("Java 4.9.8", name)], best[("ours", name)]
+                    console.print(f"  {name}: Java {j:,.0f}/s, ours {o:,.0f}/s")
+                    rows.append((flush, name, j, jc, o, oc))
+            finally:
+                for server in servers.values():
                     server.stop()
-            for name in results["ours"]:
-                (j, jc), (o, oc) = results["Java 4.9.8"][name], results["ours"][name]
-                rows.append((flush, name, j, jc, o, oc))
     finally:
         shutil.rmtree(base_dir, ignore_errors=True)
     load = os.getloadavg()
@@ -530,6 +537,141 @@ def java_main(args: argparse.Namespace) -> int:
                   f"{load[2]:.2f}; "
                   f"{time.time() - started:.0f} s in all; cpu = the broker process's CPU (all threads) per "
                   "answer (per message for pulls)")
+    return 0
+
+
+# ----------------------------------------------------------------------------- where a send's CPU goes
+
+#: the phases of a request on our broker, each the cumulative time of these functions (file
+#: suffix, function name); a phase's own figure leaves out the phases nested inside it
+PHASES: dict[str, tuple[tuple[str, str], ...]] = {
+    "read": (("wire/_buffer.py", "feed"), ("wire/framing.py", "next_frame")),
+    "decode": (("wire/remoting.py", "decode_frame"),),
+    "handle": (("reference_broker/broker/broker.py", "_handle"),),
+    "append": (("reference_broker/store/append.py", "put"),),
+    "dispatch": (("reference_broker/store/dispatch.py", "dispatch"),),
+    "answer": (("wire/aio.py", "_reply"), ("wire/aio.py", "_flush")),
+}
+#: what each phase contains of the others (their time is taken out of it)
+_NESTED = {"handle": ("append",), "append": ("dispatch",)}
+
+
+class _Sink:
+    """A transport that takes the answers and counts their bytes (no socket: only the broker's CPU)."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def write(self, data: bytes) -> None:
+        self.bytes += len(data)
+
+    def writelines(self, data: list[bytes]) -> None:
+        self.bytes += sum(len(d) for d in data)
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return ("127.0.0.1", 50000) if name in ("peername", "sockname") else default
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        pass
+
+
+async def _phase_run(flush: str, root: str, count: int, window: int,
+                     profile: bool) -> tuple[float, dict[str, float]]:
+    """``count`` sends fed to one connection of an in-process broker ``window`` frames per read:
+    CPU us per send (process time), and with ``profile`` the cProfile seconds of each phase."""
+    import cProfile
+    import pstats
+
+    from reference_broker.broker import Broker
+    from reference_broker.config import BrokerConfig
+
+    cfg = BrokerConfig(overrides={
+        "storePathRootDir": root, "brokerName": "bench-a", "namesrvAddr": "", "flushDiskType": flush,
+        "mappedFileSizeCommitLog": str(1 << 30), "autoCreateTopicEnable": "true"})
+    frames = send_frames(1024)
+    chunks = [b"".join(frames[i:i + window]) for i in range(0, len(frames), window)]
+    async with Broker(cfg, host="127.0.0.1", port=0) as b:
+        server = b._server
+        assert server is not None
+        conn = server._factory()
+        sink = _Sink()
+        conn.connection_made(sink)  # type: ignore[arg-type]
+        for chunk in chunks[:8]:  # warm-up: the topic is created, caches filled
+            conn.data_received(chunk)
+        await asyncio.sleep(0.05)
+        prof = cProfile.Profile() if profile else None
+        start = time.process_time()
+        if prof is not None:
+            prof.enable()
+        done = 0
+        while done < count:
+            for chunk in chunks:
+                conn.data_received(chunk)
+                done += window
+                if conn.pending_handlers:  # SYNC_FLUSH: let the group commit answer them
+                    while conn.pending_handlers:
+                        await asyncio.sleep(0)
+                if done >= count:
+                    break
+        if prof is not None:
+            prof.disable()
+        cpu = time.process_time() - start
+        conn.connection_lost(None)
+    phases: dict[str, float] = {}
+    if prof is not None:
+        stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+        for name, funcs in PHASES.items():
+            phases[name] = sum(v[3] for (file, _, fn), v in stats.items()
+                               if any(file.endswith(f) and fn == want for f, want in funcs))
+        phases["total"] = sum(v[2] for v in stats.values())
+    return cpu * 1e6 / done, phases
+
+
+def phases_main(args: argparse.Namespace) -> int:
+    """Where a pipelined send's CPU goes on our broker, phase by phase (see ``--phases``)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=max(120, Console().width))
+    base_dir = Path(tempfile.mkdtemp(prefix="bench-broker-phases-", dir=args.dir))
+    table = Table(title=f"our broker: CPU per pipelined {args.body}-byte send, by phase (us; "
+                        f"{args.phase_count:,} sends fed 64 frames a read, no socket)")
+    table.add_column("flush")
+    for col in (*PHASES, "other", "total"):
+        table.add_column(col, justify="right")
+    try:
+        for flush in args.flush.split(","):
+            n = args.phase_count
+            per_msg, _ = run_async(_phase_run(flush, str(base_dir / f"{flush}-plain"), n, 64, False))
+            _, prof = run_async(_phase_run(flush, str(base_dir / f"{flush}-prof"), n, 64, True))
+            total = prof.pop("total") or 1.0
+            own = dict(prof)
+            for outer, inner in _NESTED.items():
+                own[outer] = prof[outer] - sum(prof[i] for i in inner)
+            own["other"] = total - sum(own.values())
+            # the profile gives the shares; the plain run the scale (cProfile slows every call)
+            cells = [f"{per_msg * own[name] / total:.1f}" for name in (*PHASES, "other")]
+            table.add_row(flush, *cells, f"{per_msg:.1f}")
+    finally:
+        shutil.rmtree(base_dir, ignore_errors=True)
+    console.print(table)
+    console.print("read: framing the bytes of each read; decode: header decoding; handle: the send "
+                  "processor (header fields, checks, properties, the response built); append: the "
+                  "store's put (checks, record encoding, the CommitLog write); dispatch: consume queue "
+                  "and index; answer: the response encoded and written; other: the loop, coroutines "
+                  "and futures, the flush thread (CPU of all threads)")
     return 0
 
 

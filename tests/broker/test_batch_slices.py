@@ -124,3 +124,36 @@ def test_a_batch_of_90000_one_byte_messages_does_not_hold_the_loop(tmp_path: Pat
 
     run(main(), timeout=300)
 
+
+def test_a_4_mib_batch_of_one_byte_messages_is_refused_without_holding_the_loop(tmp_path: Path) -> None:
+    """The reproducer of the hostile-input report: a body just under 4 MiB of one-byte messages
+    (182,000 of them) passes the body-length check, but with the batch's CLUSTER property added to
+    each message it is over maxMessageSize: MESSAGE_ILLEGAL once every message is checked (3.4 s
+    on the loop before the slices)."""
+    n = (4 * 1024 * 1024 - 4096) // 23
+
+    async def main() -> None:
+        async with running_broker(tmp_path) as b:
+            frame = _batch_frame("SliceTopic", n)
+            assert len(frame) < 4 * 1024 * 1024 + 1024
+            dog = Watchdog(await client(b))
+            await asyncio.sleep(0.1)
+            reader, writer = await asyncio.open_connection("127.0.0.1", b.port)
+            start = time.monotonic()
+            writer.write(frame)
+            head = await asyncio.wait_for(reader.readexactly(4), 120)
+            answer = decode_command(head + await reader.readexactly(int.from_bytes(head, "big")))
+            end = time.monotonic()
+            dog.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await dog.task
+            writer.close()
+            assert answer.code == ResponseCode.MESSAGE_ILLEGAL, (answer.code, answer.remark)
+            assert b.store.commitlog.max_offset == 0  # nothing of it stored
+            worst, took = dog.worst(start, end), end - start
+            assert worst < took / 4, f"the watchdog waited {worst:.3f} s of the batch's {took:.3f} s"
+            assert worst < WATCHDOG_BOUND, f"the watchdog waited {worst:.3f} s"
+            await dog.conn.aclose()
+
+    run(main(), timeout=300)
+
