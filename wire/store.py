@@ -45,9 +45,10 @@ from __future__ import annotations
 import enum
 import re
 import struct
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
+from itertools import starmap
 from typing import Any
 
 from construct import (
@@ -115,6 +116,7 @@ __all__ = [
     "encode_checkpoint",
     "encode_cq_entry",
     "encode_cq_entry_construct",
+    "encode_cq_entries_fields",
     "encode_cq_entry_fields",
     "encode_hash_slot",
     "encode_hash_slot_construct",
@@ -248,6 +250,16 @@ def decode_cq_entry_construct(data: Buffer, offset: int = 0) -> ConsumeQueueEntr
 
 def encode_cq_entry(entry: ConsumeQueueEntry) -> bytes:
     return _CQ.pack(entry.commit_log_offset, entry.size, entry.tags_code)
+
+
+def encode_cq_entries_fields(units: Iterable[tuple[int, int, int]]) -> bytes:
+    """The units ``(commit_log_offset, size, tags_code)`` back to back, as a run of
+    :func:`encode_cq_entry_fields` (a dispatcher writes a batch of a queue's units at once)."""
+    try:
+        return b"".join(starmap(_CQ.pack, units))
+    except struct.error:
+        raise EncodeError("consume queue entry out of range in a run of units",
+                          field="consumeQueue") from None
 
 
 def encode_cq_entry_fields(commit_log_offset: int, size: int, tags_code: int) -> bytes:

@@ -51,7 +51,7 @@ TICK_S = 1.0
 #: a connection that ends sooner than this waits as long before the next connect
 MIN_CONNECTION_S = 1.0
 #: records dispatched between two looks at the socket while the slave dispatches behind its copy
-DISPATCH_SLICE = 64
+DISPATCH_SLICE = 256
 
 
 class HAClient:

@@ -18,6 +18,7 @@ from wire.message import (
     HostPort,
     MessageConst,
     MessageSysFlag,
+    RecordHead,
     StoredMessage,
     TransactionType,
     body_crc,
@@ -28,6 +29,7 @@ from wire.message import (
     encode_record_fields,
     encode_stored_message,
     java_string_hash,
+    scan_record_heads,
     stored_message_size,
     transaction_type,
 )
@@ -50,6 +52,7 @@ from wire.store import (
     decode_index_header,
     encode_blank,
     encode_checkpoint,
+    encode_cq_entries_fields,
     encode_cq_entry_fields,
     encode_hash_slot,
     encode_index_entry,
@@ -77,6 +80,7 @@ __all__ = [
     "MessageConst",
     "MessageSysFlag",
     "ProblemKind",
+    "RecordHead",
     "ScanItem",
     "StoredMessage",
     "TransactionType",
@@ -91,6 +95,7 @@ __all__ = [
     "encode_blank",
     "encode_checkpoint",
     "encode_cq_unit",
+    "encode_cq_units",
     "encode_index_entry",
     "encode_index_header",
     "encode_index_slot",
@@ -103,6 +108,7 @@ __all__ = [
     "iter_cq_values",
     "java_string_hash",
     "scan",
+    "scan_record_heads",
     "stored_message_size",
     "tags_code",
     "transaction_type",
@@ -121,6 +127,7 @@ _CQ_FIRST_CHUNK_UNITS = 48
 
 # ---------------------------------------------------------------------- ConsumeQueue units
 encode_cq_unit = encode_cq_entry_fields
+encode_cq_units = encode_cq_entries_fields
 
 
 def iter_cq_values(buf: Buffer, start: int, end: int) -> Iterator[tuple[int, int, int]]:

@@ -17,8 +17,11 @@ cuts the log there), the dispatcher (which waits there for more bytes) and the t
 A replica appends the master's bytes verbatim (chunks cut anywhere); those bytes include the
 BLANKs and the padding after them, so a slave's files are byte-identical to the master's.
 
-Both kinds of append keep a :class:`~.prefault.Prefaulter` (when the store runs one) a few
-MiB ahead of the write position, so the pages they write into are already mapped.
+Small appends (a put's records) keep a :class:`~.prefault.Prefaulter` (when the store runs one) a
+few MiB ahead of the write position, so the pages they copy into are already mapped; appends of
+16 KiB or more (a replica's transfers) are written with ``pwrite``, which fills fresh pages of the
+page cache without faulting them in first, so they need no prefaulting (it would only zero the
+pages twice).
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ log = logging.getLogger("reference_broker.store")
 
 END_FILE_MIN_BLANK_LENGTH = _codec.END_FILE_MIN_BLANK_LENGTH
 _WINDOW = 4 * 1024 * 1024
+#: appends at least this long are written with ``pwrite`` (:meth:`.MappedFile.append_through_file`)
+_THROUGH_FILE = 16 * 1024
 #: what a read of one record of unknown size copies first
 _HEAD = 1 << 16
 
@@ -92,6 +97,9 @@ class CommitLog:
             f = files[-1]
             pos = f.wrote_position
             if f.file_from_offset + pos == offset and pos + n <= f.size:
+                if n >= _THROUGH_FILE:
+                    f.append_through_file(data)
+                    return
                 if pos + n > f.prefault_mark and self.prefaulter is not None:
                     self.prefaulter.ahead_of(f, pos)
                 f.append(data)
@@ -107,9 +115,12 @@ class CommitLog:
                 raise StoreError(f"CommitLog data at {at}, but the CommitLog file {f.path.name} "
                                  f"continues at {f.end_offset}")
             n = min(len(view), f.remaining)
-            if f.wrote_position + n > f.prefault_mark and self.prefaulter is not None:
-                self.prefaulter.ahead_of(f, f.wrote_position)
-            f.append(view[:n])
+            if n >= _THROUGH_FILE:
+                f.append_through_file(view[:n])
+            else:
+                if f.wrote_position + n > f.prefault_mark and self.prefaulter is not None:
+                    self.prefaulter.ahead_of(f, f.wrote_position)
+                f.append(view[:n])
             view = view[n:]
             at += n
 

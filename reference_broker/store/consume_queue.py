@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from . import _codec
@@ -158,6 +158,33 @@ class ConsumeQueue:
         f.last_append_ms = int(time.time() * 1000) if now_ms is None else now_ms
         self.dirty.add(f)
         return True
+
+    def put_units(self, units: Sequence[tuple[int, int, int, int, int]]) -> None:
+        """:meth:`put` of each ``(commit_offset, size, tags_code, queue_offset, now_ms)``, in
+        CommitLog order. A run of consecutive queue offsets that continues the last file where
+        it ends is written in one append; anything else (a new file, a gap, a unit already
+        there) goes through :meth:`put` one unit at a time."""
+        i = 0
+        n = len(units)
+        while i < n:
+            commit_offset, size, _, queue_offset, _ = units[i]
+            f = self.files.last()
+            if (f is None or f.wrote_position == 0 or f.is_full
+                    or commit_offset + size <= self.max_physic_offset
+                    or f.file_from_offset + f.wrote_position != queue_offset * CQ_UNIT_SIZE):
+                self.put(*units[i])
+                i += 1
+                continue
+            j = i + 1
+            stop = min(n, i + f.remaining // CQ_UNIT_SIZE)
+            while j < stop and units[j][3] == queue_offset + (j - i):
+                j += 1
+            f.append(_codec.encode_cq_units([(u[0], u[1], u[2]) for u in units[i:j]]))
+            last = units[j - 1]
+            self.max_physic_offset = last[0] + last[1]
+            f.last_append_ms = last[4]
+            self.dirty.add(f)
+            i = j
 
     def _fill_pre_blank(self, f: MappedFile, until: int) -> None:
         filler = _codec.encode_cq_unit(0, _FILLER_SIZE, 0)

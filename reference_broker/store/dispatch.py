@@ -16,7 +16,11 @@ The fields of a dispatch come from one of two places, and they are the same fiel
   the cursor past its records, without reading its bytes back;
 * everything else, a replica's bytes, the records recovery finds after the queues' end, a store
   that was a slave a moment ago, is walked by :meth:`Dispatcher.reput` from the cursor to the last
-  whole record, decoding each.
+  whole record. It reads the records' heads straight from the mapped file (the fields above and
+  the properties string, never the body) and dispatches them in batches: each queue's units of a
+  batch in one append, the index keys hashed and put together, then the listeners, record by
+  record. What the head scan does not take (a BLANK, a record cut short, damage) is decided by the
+  CommitLog walk, as recovery decides it.
 
 Either way the unit's tagsCode is computed here, by one rule: the hash of TAGS, or for the schedule
 topic the due time of the message's delay level (``checkMessageAndReturnSize``, by the delay rule
@@ -28,12 +32,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from types import MappingProxyType
 
 from wire.message import TRANSACTION_TYPE_MASK, TransactionType
 from wire.message.delay import SCHEDULE_TOPIC, schedule_tags_code
 
 from . import _codec
 from ._codec import MessageConst
+from .consume_queue import ConsumeQueue
 from .files import Room, StoreFiles
 from .types import PutStatus
 
@@ -59,6 +65,12 @@ _ROLLBACK = int(TransactionType.TRANSACTION_ROLLBACK_TYPE)
 #: transaction types whose messages get no ConsumeQueue unit and take queue offset 0
 HELD_TRAN_TYPES = (int(TransactionType.TRANSACTION_PREPARED_TYPE), _ROLLBACK)
 _KEYS = MessageConst.PROPERTY_KEYS
+_TAGS = MessageConst.PROPERTY_TAGS
+_NO_PROPS: Mapping[str, str] = MappingProxyType({})
+#: records one head scan takes at most (a batch of units, keys and listener calls)
+_BATCH = 256
+#: tagsCodes remembered by TAGS value (a topic has few tags, each hashed once)
+_TAG_CODES_MAX = 4096
 _UNIQ_KEY = MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 
 
@@ -80,6 +92,7 @@ class Dispatcher(Room):
         self._index_enable = config.message_index_enable
         self._delay_levels = config.delay_levels_ms
         self._stall_logged = -1
+        self._tag_codes: dict[str, int] = {}
 
     # ------------------------------------------------------------------ listeners
     def notify_append(self) -> None:
@@ -134,7 +147,12 @@ class Dispatcher(Room):
 
     def reput(self, limit: int = 0) -> bool:
         """Dispatch every whole record after the cursor (``ReputMessageService.doReput``), or at
-        most ``limit`` of them (0: no limit); True when it stopped at the limit with bytes left."""
+        most ``limit`` of them (0: no limit); True when it stopped at the limit with bytes left.
+
+        Records are read straight from the mapped file, heads only (:func:`wire.message.scan_record_heads`:
+        no body copied), and dispatched in batches (:meth:`_dispatch_heads`). Whatever the head
+        scan does not take (a BLANK, a record not yet whole, damage, a record the fast scan
+        declines) is looked at by the CommitLog walk, which decides and says why."""
         cl = self.commitlog
         done = 0
         if cl.min_offset >= 0 and self.reput_offset < cl.min_offset:
@@ -142,29 +160,118 @@ class Dispatcher(Room):
                         cl.min_offset)
             self.reput_offset = cl.min_offset
         while self.reput_offset < cl.max_offset:
-            before = self.reput_offset
-            for item in cl.walk(self.reput_offset, verify=False):
-                if item.kind == "record":
-                    m = item.message
-                    assert m is not None
-                    if m.physical_offset != item.offset and self._stall_logged != item.offset:
-                        log.warning("record at %d says it is at %d", item.offset, m.physical_offset)
-                    self.dispatch(m.topic, m.queue_id, item.offset, item.size, m.store_timestamp,
-                                  m.queue_offset, m.properties, m.sys_flag)
-                    self.reput_offset = item.offset + item.size
-                    done += 1
-                    if limit and done >= limit:
-                        return self.reput_offset < cl.max_offset
-                elif item.kind == "blank":
-                    self.reput_offset = cl.roll_next_file(item.offset)
-                else:
-                    if not item.incomplete and self._stall_logged != item.offset:
-                        self._stall_logged = item.offset
-                        log.error("[BUG] dispatch stops at CommitLog offset %d: %s", item.offset, item.reason)
-                    return False
-            if self.reput_offset == before:
+            offset = self.reput_offset
+            f = cl.files.find(offset)
+            if f is None:
+                return False
+            base = f.file_from_offset
+            want = min(limit - done, _BATCH) if limit else _BATCH
+            heads, stop = _codec.scan_record_heads(f.mm, offset - base, f.wrote_position, want)
+            if heads:
+                self._dispatch_heads(base, heads)
+                self.reput_offset = base + stop
+                done += len(heads)
+                if limit and done >= limit:
+                    return self.reput_offset < cl.max_offset
+                continue
+            item = next(iter(cl.walk(offset, verify=False)), None)
+            if item is None:
+                return False
+            if item.kind == "record":
+                m = item.message
+                assert m is not None
+                if m.physical_offset != item.offset:
+                    log.warning("record at %d says it is at %d", item.offset, m.physical_offset)
+                self.dispatch(m.topic, m.queue_id, item.offset, item.size, m.store_timestamp,
+                              m.queue_offset, m.properties, m.sys_flag)
+                self.reput_offset = item.offset + item.size
+                done += 1
+                if limit and done >= limit:
+                    return self.reput_offset < cl.max_offset
+            elif item.kind == "blank":
+                self.reput_offset = cl.roll_next_file(item.offset)
+            else:
+                if not item.incomplete and self._stall_logged != item.offset:
+                    self._stall_logged = item.offset
+                    log.error("[BUG] dispatch stops at CommitLog offset %d: %s", item.offset, item.reason)
                 return False
         return False
+
+    def _dispatch_heads(self, base: int, heads: list[_codec.RecordHead]) -> None:
+        """:meth:`dispatch` of a run of records of the file that starts at ``base``, batched: the
+        units of each queue in one append, the index keys hashed and put together, then the
+        listeners told of each record in order (every unit is readable by then)."""
+        queues = self.queues
+        by_topic = queues.by_topic
+        next_offset = queues.next_offset
+        delay_topic = SCHEDULE_TOPIC
+        tag_codes = self._tag_codes
+        units: dict[ConsumeQueue, list[tuple[int, int, int, int, int]]] = {}
+        told: list[tuple[str, int, int, int, int]] = []
+        indexed: list[tuple[str, int, int, str | None, str | None]] = []
+        index_enable = self._index_enable
+        store_ts = 0
+        for head in heads:
+            commit_offset = base + head.position
+            if head.physical_offset != commit_offset:
+                log.warning("record at %d says it is at %d", commit_offset, head.physical_offset)
+            topic = head.topic
+            text = head.properties_text
+            props = _codec.decode_properties(text) if text else _NO_PROPS
+            store_ts = head.store_timestamp
+            tran = head.sys_flag & TRAN_MASK
+            if tran not in HELD_TRAN_TYPES:
+                tags = props.get(_TAGS)
+                if topic == delay_topic:
+                    code = self.tags_code(topic, props, store_ts)
+                elif not tags:
+                    code = 0
+                else:
+                    cached = tag_codes.get(tags)
+                    if cached is None:
+                        if len(tag_codes) >= _TAG_CODES_MAX:
+                            tag_codes.clear()
+                        cached = tag_codes[tags] = _codec.tags_code(tags)
+                    code = cached
+                queue_id = head.queue_id
+                qs = by_topic.get(topic)
+                cq = qs.get(queue_id) if qs is not None else None
+                if cq is None:
+                    cq = queues.find_or_create(topic, queue_id)
+                run = units.get(cq)
+                if run is None:
+                    run = units[cq] = []
+                run.append((commit_offset, head.total_size, code, head.queue_offset, store_ts))
+                told.append((topic, queue_id, head.queue_offset, store_ts, code))
+            if index_enable and tran != _ROLLBACK:
+                keys = props.get(_KEYS)
+                uniq = props.get(_UNIQ_KEY)
+                if keys or uniq:
+                    indexed.append((topic, commit_offset, store_ts, keys, uniq))
+        for cq, run in units.items():
+            cq.put_units(run)
+        if indexed:
+            self.index.build_many(indexed)
+        listeners = self.listeners
+        arrivals = self.arrival_listeners
+        for topic, queue_id, queue_offset, ts, code in told:
+            key = (topic, queue_id)
+            if next_offset.get(key, 0) <= queue_offset:
+                next_offset[key] = queue_offset + 1
+            for fn in listeners:
+                try:
+                    fn(topic, queue_id, queue_offset, ts)
+                except Exception:  # a listener's bug must not stop the store
+                    log.exception("dispatch listener %r failed", fn)
+            for afn in arrivals:
+                try:
+                    afn(topic, queue_id, queue_offset, ts, code)
+                except Exception:
+                    log.exception("arrival listener %r failed", afn)
+        if told:
+            self.last_dispatch_ts = told[-1][3]
+        if store_ts > self.last_store_ts:
+            self.last_store_ts = store_ts
 
     @property
     def behind_bytes(self) -> int:

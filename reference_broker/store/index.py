@@ -26,7 +26,7 @@ import logging
 import os
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,6 +181,59 @@ class IndexFile:
             self.header_stale = True
         self.dirty = True
         return True
+
+    def put_hashed(self, items: Sequence[tuple[int, int, int]], start: int = 0) -> int:
+        """:meth:`put_key` with ``write_header=False`` for each ``(key hash, CommitLog offset,
+        store timestamp)`` from ``items[start]`` on, the keys already hashed
+        (``index_key_hash``); the entries are written in one copy. Returns the position in
+        ``items`` after the last key put: short of ``len(items)`` when the file filled up."""
+        h = self.h
+        n = first = h.index_count
+        stop = min(len(items), start + self.index_num - n)
+        if stop <= start:
+            return start
+        table = self._table
+        slots = self._slots
+        slot_num = self.slot_num
+        mm = self.mf.mm
+        pack_entry = _codec.encode_index_entry_values
+        pack_slot = _codec.encode_index_slot
+        get_slot = self._get_slot
+        begin_ts = h.begin_timestamp
+        new_slots = 0
+        parts = []
+        phy = ts = 0
+        for key_hash, phy, ts in items[start:stop]:
+            slot = key_hash % slot_num
+            slot_pos = _H + slot * _SLOT
+            slot_value = table[slot] if table is not None else get_slot(slot_pos)
+            if slot_value <= 0 or slot_value > n:
+                slot_value = 0
+                new_slots += 1
+            if begin_ts <= 0:
+                time_diff = 0
+            else:
+                d = ts - begin_ts
+                time_diff = min(d // 1000, _INT_MAX) if d >= 0 else 0
+            parts.append(pack_entry(key_hash, phy, time_diff, slot_value))
+            mm[slot_pos:slot_pos + _SLOT] = pack_slot(n)
+            if table is not None:
+                table[slot] = n
+            else:
+                slots[slot_pos] = n
+            if n <= 1:
+                h.begin_phy_offset = phy
+                h.begin_timestamp = begin_ts = ts
+            n += 1
+        pos = self._entries_at + first * _ENTRY
+        mm[pos:pos + (n - first) * _ENTRY] = b"".join(parts)
+        h.hash_slot_count += new_slots
+        h.index_count = n
+        h.end_phy_offset = phy
+        h.end_timestamp = ts
+        self.header_stale = True
+        self.dirty = True
+        return stop
 
     def write_header(self) -> None:
         """Write the header if puts changed it since it was last written."""
@@ -358,6 +411,44 @@ class IndexService:
             for key in keys.split(_codec.KEY_SEPARATOR):
                 if key:
                     f = self._put(f, f"{topic}#{key}", commit_offset, store_timestamp)
+
+    def build_many(self, records: Sequence[tuple[str, int, int, str | None, str | None]]) -> None:
+        """:meth:`build_index` of each ``(topic, CommitLog offset, store timestamp, KEYS,
+        UNIQ_KEY)`` in CommitLog order (rolled-back records left out): the keys are hashed
+        first, then put a file at a time (:meth:`IndexFile.put_hashed`)."""
+        if self.failed or not records:
+            return
+        try:
+            f = self._last_or_create()
+        except (OSError, StoreError) as exc:
+            log.error("cannot create an index file: %s; the index stops here", exc)
+            self.failed = True
+            return
+        end = f.h.end_phy_offset
+        indexed = f.h.index_count > 1
+        key_hash = _codec.index_key_hash
+        sep = _codec.KEY_SEPARATOR
+        items: list[tuple[int, int, int]] = []
+        for topic, offset, ts, keys, uniq in records:
+            # as build_index: offsets the last file already covers were indexed before
+            if offset < end or (indexed and offset <= end):
+                continue
+            if uniq:
+                items.append((key_hash(f"{topic}#{uniq}"), offset, ts))
+            if keys:
+                for key in keys.split(sep):
+                    if key:
+                        items.append((key_hash(f"{topic}#{key}"), offset, ts))
+        done = 0
+        while done < len(items):
+            done = f.put_hashed(items, done)
+            if done < len(items):
+                try:
+                    f = self._roll(f)
+                except (OSError, StoreError) as exc:
+                    log.error("cannot create an index file: %s; the index stops here", exc)
+                    self.failed = True
+                    return
 
     def _put(self, f: IndexFile, key: str, offset: int, ts: int) -> IndexFile:
         while not f.put_key(key, offset, ts, write_header=False):

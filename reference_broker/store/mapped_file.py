@@ -5,9 +5,10 @@ Theory of operation
 -------------------
 Like RocketMQ (``MappedFile``, ``MappedFileQueue``), a log is a directory of files of one fixed
 size, each named by the 20-digit decimal offset of its first byte. A file is created at full size
-(sparse, ``ftruncate``) and mapped shared: appends are memory copies on the event loop, and the
-kernel page cache holds them from that moment, so a killed process loses nothing it wrote; only a
-machine crash loses what was not flushed. Flushing is ``fdatasync`` of the file descriptor, run
+(sparse, ``ftruncate``) and mapped shared: appends are memory copies on the event loop (large
+ones, a replica's transfers, ``pwrite`` calls on the descriptor: the same page cache, without a
+page fault per page), and the kernel page cache holds them from that moment, so a killed process
+loses nothing it wrote; only a machine crash loses what was not flushed. Flushing is ``fdatasync`` of the file descriptor, run
 off the event loop by the store's flushers; ``fdatasync`` also writes back pages dirtied through
 the mapping.
 
@@ -160,6 +161,29 @@ class MappedFile:
         pos = self.wrote_position
         self.write(pos, data)
         self.wrote_position = pos + len(data)
+        return pos
+
+    def append_through_file(self, data: bytes | bytearray | memoryview) -> int:
+        """:meth:`append` by ``pwrite`` on the descriptor instead of a copy into the mapping.
+
+        The bytes land in the same page cache the mapping shows, so readers of the mapping see
+        them and the flushers' ``fdatasync`` writes them back; but the kernel fills fresh pages
+        in one pass instead of taking a page fault (a page zeroed, then copied over) for every
+        4 KiB of a sparse file: for large appends (a replica's transfers) that is several times
+        faster, and the copy runs without the GIL."""
+        pos = self.wrote_position
+        n = len(data)
+        if pos + n > self.size:
+            raise StoreError(f"{self.path.name}: write of {n} bytes at {pos} overruns the file")
+        view = memoryview(data)
+        done = 0
+        while done < n:
+            try:
+                done += os.pwrite(self.fd, view[done:], pos + done)
+            except OSError as exc:
+                raise StoreError(f"{self.path.name}: cannot write {n - done} bytes at {pos + done}: "
+                                 f"{exc.strerror}") from exc
+        self.wrote_position = pos + n
         return pos
 
     def read(self, position: int, size: int) -> bytes:

@@ -64,6 +64,7 @@ from wire.message import (
     iter_stored_messages,
     java_string_hash,
     month_start_ms,
+    scan_record_heads,
     stored_message_size,
     transaction_type,
 )
@@ -392,6 +393,55 @@ def test_crc32_property_of_5_2() -> None:
     # already ending in U+0002: nothing is inserted
     m2 = StoredMessage(topic="T", properties_text="TAGS\x01a\x02")
     assert len(encode_stored_message(m2, append_crc32=True)) == m2.total_size + CRC32_RESERVED_LEN
+
+
+# ====================================================================== record heads (the dispatcher's scan)
+
+_HEAD_HOSTS = [HostPort("10.0.0.7", 50123), HostPort("::1", 7), HostPort("fe80::1:2", 10911)]
+
+
+@st.composite
+def _stored(draw: st.DrawFn) -> StoredMessage:
+    topic = draw(st.sampled_from(["T", "TopicTest", "тема", "x" * 130, "%RETRY%g"]))
+    props = draw(st.dictionaries(st.sampled_from(["TAGS", "KEYS", "UNIQ_KEY", "DELAY", "ü"]),
+                                 st.text(alphabet="ab c中", min_size=1, max_size=8), max_size=4))
+    return StoredMessage(topic=topic, body=draw(st.binary(max_size=300)), properties=props,
+                         queue_id=draw(st.integers(0, 2**31 - 1)), queue_offset=draw(st.integers(0, 2**40)),
+                         physical_offset=draw(st.integers(0, 2**40)), sys_flag=draw(st.sampled_from([0, 4, 8, 12])),
+                         store_timestamp=draw(st.integers(0, 2**45)),
+                         born_host=draw(st.sampled_from(_HEAD_HOSTS)), store_host=draw(st.sampled_from(_HEAD_HOSTS)))
+
+
+@given(st.lists(_stored(), min_size=1, max_size=6), st.integers(0, 4000), st.integers(1, 8))
+@settings(max_examples=150, deadline=None)
+def test_record_heads_agree_with_the_decoder(messages: list[StoredMessage], cut: int, limit: int) -> None:
+    """The heads scan reads exactly the fields the full decoder reads, stops at the limit, and stops
+    where the decoder fails: at a cut record, a flipped byte in a head, a BLANK."""
+    data = b"".join(encode_stored_message(m) for m in messages)
+    data = bytearray(data[:min(cut, len(data))] if cut < len(data) else data)
+    if cut % 3 == 0 and len(data) > 40:
+        data[cut % 40] ^= 0x5A  # damage somewhere in the first head
+    data += struct.pack(">iI", 8, 0xCBD43194)  # a BLANK ends the file
+    heads, stop = scan_record_heads(bytes(data), 0, len(data), limit)
+    pos = 0
+    decoded = []
+    while len(decoded) < limit:
+        try:
+            m = decode_stored_message(bytes(data), pos)
+        except DecodeError:
+            break
+        decoded.append((pos, m))
+        pos += m.total_size
+    assert stop == pos and len(heads) == len(decoded)
+    for h, (at, m) in zip(heads, decoded, strict=True):
+        assert (h.position, h.total_size, h.queue_id, h.queue_offset, h.physical_offset, h.sys_flag,
+                h.store_timestamp, h.topic, h.properties_text) == (
+            at, m.total_size, m.queue_id, m.queue_offset, m.physical_offset, m.sys_flag,
+            m.store_timestamp, m.topic, m.properties_text)
+    # from a position inside the buffer, and over a memoryview and an mmap-like buffer alike
+    if heads:
+        again, stop2 = scan_record_heads(memoryview(bytes(data)), heads[0].position, len(data), limit)
+        assert again == heads and stop2 == stop
 
 
 # ====================================================================== properties

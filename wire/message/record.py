@@ -94,6 +94,7 @@ __all__ = [
     "MIN_RECORD_SIZE",
     "STORED_MESSAGE",
     "HostPort",
+    "RecordHead",
     "StoredMessage",
     "check_crc32_property",
     "decode_messages",
@@ -104,6 +105,7 @@ __all__ = [
     "encode_stored_message",
     "encode_stored_message_construct",
     "iter_stored_messages",
+    "scan_record_heads",
     "stored_message_size",
     "topic_length_size",
 ]
@@ -512,6 +514,94 @@ def decode_stored_message(data: Buffer, offset: int = 0, *,
                     physical_offset, sys_flag, born_ts, HostPort(_host_str(born_addr), born_port),
                     store_ts, HostPort(_host_str(store_addr), store_port), reconsume, prepared, crc,
                     magic, text)
+
+
+#: the dispatch fields of a record head, by (bornhost v6, storehost v6) as sysFlag bits: queueId,
+#: queueOffset, physicalOffset, sysFlag, storeTimestamp and bodyLength, the rest skipped
+_HEAD_FIELDS = {
+    mask: struct.Struct(f">12xi4xqqi8x{20 if mask & _BORN_V6 else 8}xq{20 if mask & _STORE_V6 else 8}x12xi")
+    for mask in (0, _BORN_V6, _STORE_V6, _BORN_V6 | _STORE_V6)
+}
+_PLAIN_HEAD = _HEAD_FIELDS[0]
+
+
+class RecordHead(NamedTuple):
+    """What dispatching a record needs (``DispatchRequest``), read without its body."""
+
+    #: where the record starts in the buffer, and its length
+    position: int
+    total_size: int
+    queue_id: int
+    queue_offset: int
+    physical_offset: int
+    sys_flag: int
+    store_timestamp: int
+    topic: str
+    #: the properties string, not yet parsed
+    properties_text: str
+
+
+def scan_record_heads(data: Buffer, position: int, end: int, limit: int) -> tuple[list[RecordHead], int]:
+    """The heads of the whole message records laid end to end in ``data[position:end]``, at most
+    ``limit`` of them, and the position after the last one.
+
+    Each record is checked as :func:`decode_stored_message` checks it (magic, sizes that add up
+    to ``totalSize``, UTF-8 topic and properties) but its body is neither copied nor checked
+    against its CRC. The scan stops quietly at the first thing that is not such a record: a
+    BLANK, bytes that run out, damage. Telling those apart, and saying where and why, is
+    :func:`wire.store.scan_commitlog`'s job, from the returned position.
+    """
+    out: list[RecordHead] = []
+    pos = position
+    head = _HEAD.unpack_from
+    plain = _PLAIN_HEAD.unpack_from
+    plain_size = _PLAIN_HEAD.size
+    i16 = _I16.unpack_from
+    append = out.append
+    while len(out) < limit and end - pos >= MIN_RECORD_SIZE:
+        total, magic = head(data, pos)
+        stop = pos + total
+        if total < MIN_RECORD_SIZE or stop > end:
+            break
+        if magic == MESSAGE_MAGIC_CODE:
+            tsize = 1
+        elif magic == MESSAGE_MAGIC_CODE_V2:
+            tsize = 2
+        else:
+            break
+        queue_id, queue_offset, physical, sys_flag, store_ts, blen = plain(data, pos)
+        at = pos + plain_size
+        if sys_flag & _HOST_MASK:
+            fields = _HEAD_FIELDS[sys_flag & _HOST_MASK]
+            if total < fields.size + tsize + 2:
+                break
+            queue_id, queue_offset, physical, sys_flag, store_ts, blen = fields.unpack_from(data, pos)
+            at = pos + fields.size
+        if blen < 0 or at + blen + tsize + 2 > stop:
+            break
+        at += blen
+        if tsize == 1:
+            tlen = data[at]
+            if tlen > 127:  # a negative signed byte
+                break
+        else:
+            (tlen,) = i16(data, at)
+        at += tsize
+        if tlen < 0 or at + tlen + 2 > stop:
+            break
+        try:
+            topic = str(data[at:at + tlen], "utf-8")
+            at += tlen
+            (plen,) = i16(data, at)
+            at += 2
+            if at + plen != stop:
+                break
+            text = str(data[at:stop], "utf-8") if plen else ""
+        except UnicodeDecodeError:
+            break
+        append(RecordHead(pos, total, queue_id, queue_offset, physical, sys_flag, store_ts, topic, text))
+        pos = stop
+    return out, pos
 
 
 def iter_stored_messages(body: Buffer, *,
