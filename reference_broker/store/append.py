@@ -221,7 +221,9 @@ class PutService(Room):
                 flushed = self.flusher.waiter(end)
             if wait and self._sync_master and self.replica_waiter is not None:
                 replicas = self.replica_waiter(result.wrote_offset, end)
-                return self._finish(result, _with_replicas(flushed, replicas), begin)
+                if isinstance(flushed, asyncio.Future):
+                    return self._finish(result, _with_replicas(flushed, replicas), begin)
+                return self._finish(result, replicas, begin)
             if isinstance(flushed, asyncio.Future):
                 return self._finish(result, flushed, begin)
             result.status = flushed
@@ -454,16 +456,9 @@ class PutService(Room):
         self.append(offset, data, None, dispatch=dispatch)
 
 
-async def _status_of(status: PutStatus | asyncio.Future[PutStatus]) -> PutStatus:
-    return status if isinstance(status, PutStatus) else await status
-
-
-async def _with_replicas(flushed: PutStatus | asyncio.Future[PutStatus],
-                         replicas: Awaitable[PutStatus]) -> PutStatus:
-    """The flush and the slaves waited for together; a non-OK answer wins, the slaves' last
-    (CommitLog.asyncPutMessage combines them the same way)."""
-    out = PutStatus.PUT_OK
-    for status in await asyncio.gather(_status_of(flushed), replicas):
-        if status is not PutStatus.PUT_OK:
-            out = status
-    return out
+async def _with_replicas(flushed: asyncio.Future[PutStatus], replicas: Awaitable[PutStatus]) -> PutStatus:
+    """The flush and the slaves waited for together (both waits started with the put); a non-OK
+    answer wins, the slaves' last (CommitLog.asyncPutMessage combines them the same way)."""
+    flush_status = await flushed
+    replica_status = await replicas
+    return replica_status if replica_status is not PutStatus.PUT_OK else flush_status
