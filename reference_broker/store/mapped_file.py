@@ -8,9 +8,9 @@ size, each named by the 20-digit decimal offset of its first byte. A file is cre
 (sparse, ``ftruncate``) and mapped shared: appends are memory copies on the event loop (large
 ones, a replica's transfers, ``pwrite`` calls on the descriptor: the same page cache, without a
 page fault per page), and the kernel page cache holds them from that moment, so a killed process
-loses nothing it wrote; only a machine crash loses what was not flushed. Flushing is ``fdatasync`` of the file descriptor, run
-off the event loop by the store's flushers; ``fdatasync`` also writes back pages dirtied through
-the mapping.
+loses nothing it wrote; only a machine crash loses what was not flushed. Flushing is
+``fdatasync`` of the file descriptor, run off the event loop by the store's flushers;
+``fdatasync`` also writes back pages dirtied through the mapping.
 
 A new file is created under a temporary name, sized, and only then renamed to its offset name, so
 a process killed while creating it leaves no short file behind (which loading would refuse, as
