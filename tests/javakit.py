@@ -47,8 +47,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from wire.remoting import RemotingCommand
 
 ROOT = Path(__file__).resolve().parents[1]
 KIT = Path(os.environ.get("MQCTL_JAVAKIT", ROOT.parent / "shared" / "javakit"))
@@ -304,15 +308,9 @@ class JavaProcess:
                 raise RuntimeError(f"{self.role} pid {self.pid} died; see {self.stdout_path}")
             time.sleep(0.2)
 
-    def ask(self, request: object, *, timeout: float = 10.0) -> object:
-        """One blocking request/response on a fresh connection (a ``wire.RemotingCommand``)."""
-        from wire.remoting import RemotingCommand, decode_command, encode_command
-
-        assert isinstance(request, RemotingCommand)
-        with socket.create_connection((HOST, self.port), timeout=timeout) as sock:
-            sock.sendall(encode_command(request))
-            head = _recv_exact(sock, 4)
-            return decode_command(head + _recv_exact(sock, int.from_bytes(head, "big")))
+    def ask(self, request: RemotingCommand, *, timeout: float = 10.0) -> RemotingCommand:
+        """One blocking request/response on a fresh connection (:func:`ask`)."""
+        return ask(self.addr, request, timeout=timeout)
 
     def wait_admin_ready(self, request: Callable[[], object] | None = None, *,
                          timeout: float = 30.0) -> object:
@@ -341,6 +339,18 @@ class JavaProcess:
             return "\n".join(self.stdout_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return ""
+
+
+def ask(addr: str, request: RemotingCommand, *, timeout: float = 10.0) -> RemotingCommand:
+    """One blocking request/response with any server at ``host:port`` (ours or Java's) on a fresh
+    connection."""
+    from wire.remoting import decode_command, encode_command
+
+    host, port = addr.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+        sock.sendall(encode_command(request))
+        head = _recv_exact(sock, 4)
+        return decode_command(head + _recv_exact(sock, int.from_bytes(head, "big")))
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:

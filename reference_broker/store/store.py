@@ -340,6 +340,19 @@ class MessageStore:
         u = self.reads.unit(topic, queue_id, queue_offset)
         return self.reads.message_at(u[0], u[1]) if u is not None else None
 
+    def consume_queue_units(self, topic: str, queue_id: int, index: int,
+                            count: int) -> tuple[int, int, list[tuple[int, int, int]] | None] | None:
+        """QUERY_CONSUME_QUEUE's view of one ConsumeQueue (``getConsumeQueue``, then
+        ``getIndexBuffer``): None when the queue does not exist, else its min and max queue offset
+        and at most ``count`` units (CommitLog offset, size, tagsCode) from ``index`` to the end of
+        the file holding it, None when ``index`` is not a unit of the queue."""
+        cq = self.queues.find(topic, queue_id)
+        if cq is None:
+            return None
+        if not cq.has_unit(index):
+            return cq.min_offset, cq.max_offset, None
+        return cq.min_offset, cq.max_offset, list(cq.units_from(index, max(0, count)))
+
     def search_offset_by_timestamp(self, topic: str, queue_id: int, timestamp: int) -> int:
         """The queue offset stored closest to ``timestamp`` (``getOffsetInQueueByTime``)."""
         return self.reads.search_offset_by_timestamp(topic, queue_id, timestamp)

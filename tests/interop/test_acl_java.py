@@ -22,12 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.javakit import KIT, JavaProcess, JavaServers
+from tests.javakit import KIT, JavaProcess, JavaServers, ask
 from wire import RemotingCommand, ResponseCode, SerializeType
 from wire.acl import Credentials, sign_request
 from wire.admin.acl import acl_update, acl_versions
 from wire.admin.client import AdminClient
-from wire.aio import connect
 
 pytestmark = pytest.mark.slow
 
@@ -118,18 +117,6 @@ def our_acl_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
         loop.close()
 
 
-def _ask(addr: str, req: RemotingCommand) -> RemotingCommand:
-    async def main() -> RemotingCommand:
-        host, port = addr.rsplit(":", 1)
-        conn = await connect(host, int(port))
-        try:
-            return await conn.request(req, 15)
-        finally:
-            await conn.aclose()
-
-    return asyncio.run(main())
-
-
 REFUSED = {
     "unsigned": lambda: RemotingCommand.request(28),
     "unsigned ROCKETMQ header": lambda: RemotingCommand.request(28, serialize_type=SerializeType.ROCKETMQ),
@@ -150,17 +137,17 @@ REFUSED = {
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_our_refusals_are_javas(java_acl_broker: JavaProcess, our_acl_servers: tuple[str, str],
                                 case: str) -> None:
-    java = _ask(java_acl_broker.addr, REFUSED[case]())
-    ours = _ask(our_acl_servers[1], REFUSED[case]())
+    java = ask(java_acl_broker.addr, REFUSED[case]())
+    ours = ask(our_acl_servers[1], REFUSED[case]())
     assert java.code == ResponseCode.SYSTEM_ERROR, java
     assert (ours.code, ours.remark, ours.serialize_type) == (java.code, java.remark, java.serialize_type)
 
 
 def test_the_java_broker_accepts_our_signed_requests(java_acl_broker: JavaProcess) -> None:
-    signed = _ask(java_acl_broker.addr, sign_request(RemotingCommand.request(28), USER))
+    signed = ask(java_acl_broker.addr, sign_request(RemotingCommand.request(28), USER))
     assert signed.code == ResponseCode.SUCCESS and signed.body
     for st in SerializeType:
-        r = _ask(java_acl_broker.addr, sign_request(RemotingCommand.request(28, serialize_type=st), ADMIN))
+        r = ask(java_acl_broker.addr, sign_request(RemotingCommand.request(28, serialize_type=st), ADMIN))
         assert r.code == ResponseCode.SUCCESS
 
     async def admin() -> None:
@@ -275,7 +262,7 @@ def test_a_java_client_with_credentials_produces_and_consumes_through_our_server
         our_acl_servers: tuple[str, str], tmp_path: Path) -> None:
     namesrv, broker = our_acl_servers
     # the topic exists (created by an admin); RocketMQ may publish and subscribe to topicB
-    r = _ask(broker, sign_request(RemotingCommand.request(17, {
+    r = ask(broker, sign_request(RemotingCommand.request(17, {
         "topic": "topicB", "defaultTopic": "TBW102", "readQueueNums": "2", "writeQueueNums": "2", "perm": "6",
         "topicFilterType": "SINGLE_TAG", "order": "false"}), ADMIN))
     assert r.code == ResponseCode.SUCCESS

@@ -13,8 +13,11 @@ from ..headers import (
     _B,
     _I,
     _PB,
+    _PI,
+    _PL,
     CustomHeader,
     RpcRequestHeader,
+    TopicQueueRequestHeader,
     TopicRequestHeader,
     _nn,
     _opt,
@@ -111,3 +114,39 @@ class GetBrokerConfigResponseHeader(CustomHeader):
     """The answer to GET_BROKER_CONFIG (26; no request header): the broker's DataVersion JSON."""
 
     version: str = field(metadata=_nn("version"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryConsumeTimeSpanRequestHeader(TopicRequestHeader):
+    """QUERY_CONSUME_TIME_SPAN (303). Superclass ``TopicRequestHeader`` from 5.2.0."""
+
+    topic: str = field(metadata=_nn("topic"))
+    group: str = field(metadata=_nn("group"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryCorrectionOffsetHeader(TopicRequestHeader):
+    """QUERY_CORRECTION_OFFSET (308). ``filterGroups`` is a comma-separated list of groups left out
+    of the minimum. Superclass ``TopicRequestHeader`` from 5.2.0."""
+
+    filter_groups: str | None = _opt("filterGroups")
+    compare_group: str = field(metadata=_nn("compareGroup"))
+    topic: str = field(metadata=_nn("topic"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryConsumeQueueRequestHeader(TopicQueueRequestHeader):
+    """QUERY_CONSUME_QUEUE (321, mqadmin queryCq). ``queueId``, ``index`` and ``count`` are Java
+    primitives (always sent); no field is ``@CFNotNull``. Superclass ``TopicQueueRequestHeader``
+    from 5.2.0."""
+
+    topic: str | None = _opt("topic")
+    queue_id: int = _opt("queueId", _PI, default=0)
+    index: int = _opt("index", _PL, default=0)
+    count: int = _opt("count", _PI, default=0)
+    consumer_group: str | None = _opt("consumerGroup")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetAllProducerInfoRequestHeader(CustomHeader):
+    """GET_ALL_PRODUCER_INFO (328, mqadmin producer): no fields."""

@@ -10,7 +10,9 @@ Sources (4.9.x ``common/src/main/java/org/apache/rocketmq/common/protocol/``, 5.
 ``header/GetConsumerListByGroupResponseBody.java`` (``body/`` in 5.x), ``body/Connection.java``,
 ``ConsumerConnection.java``, ``ProducerConnection.java``, ``ProducerInfo.java`` and
 ``ProducerTableInfo.java`` (5.x), ``common/admin/ConsumeStats.java``, ``OffsetWrapper.java``,
-``TopicStatsTable.java``, ``TopicOffset.java`` (``admin/`` in 5.x).
+``TopicStatsTable.java``, ``TopicOffset.java`` (``admin/`` in 5.x), ``body/QueueTimeSpan.java``,
+``QueryConsumeTimeSpanBody.java``, ``QueryCorrectionOffsetBody.java``, ``ConsumeQueueData.java``,
+``QueryConsumeQueueResponseBody.java``.
 
 Enums are written by name. The C++ client writes them as ordinals (``"consumeType":1``), which
 fastjson reads as the ordinal; we read both and write names.
@@ -23,13 +25,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..codes import LanguageCode
-from ._base import BOOL, DOUBLE, INT, LONG, STR, STR_KEY, STR_LIST, EnumName, JsonBody, Map, Obj, Seq, prop
+from ._base import (
+    BOOL,
+    DOUBLE,
+    INT,
+    INT_KEY,
+    LONG,
+    STR,
+    STR_KEY,
+    STR_LIST,
+    EnumName,
+    JsonBody,
+    Map,
+    Obj,
+    Seq,
+    prop,
+)
 from .common import MESSAGE_QUEUE_KEY, MessageQueue
 
 __all__ = [
     "CheckClientRequestBody",
     "Connection",
     "ConsumeFromWhere",
+    "ConsumeQueueData",
     "ConsumeStats",
     "ConsumeType",
     "ConsumerConnection",
@@ -45,6 +63,10 @@ __all__ = [
     "ProducerData",
     "ProducerInfo",
     "ProducerTableInfo",
+    "QueryConsumeQueueResponseBody",
+    "QueryConsumeTimeSpanBody",
+    "QueryCorrectionOffsetBody",
+    "QueueTimeSpan",
     "ResetOffsetBody",
     "ResetOffsetBodyForC",
     "ResetOffsetEntryForC",
@@ -309,3 +331,65 @@ class TopicStatsTable(JsonBody):
 
     offset_table: Mapping[MessageQueue, TopicOffset] = prop(
         "offsetTable", Map(MESSAGE_QUEUE_KEY, Obj(TopicOffset)), factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueTimeSpan(JsonBody):
+    """``QueueTimeSpan``: one queue's first, last and consumed store times, and how long its next
+    message has waited (``delayTime``, 0 when the group has consumed everything).
+
+    fastjson writes the three getters ``…TimeStampStr`` too: the times as
+    ``yyyy-MM-dd#HH:mm:ss:SSS`` in the broker's time zone (:func:`java_time_text`)."""
+
+    message_queue: MessageQueue | None = prop("messageQueue", Obj(MessageQueue))
+    min_time_stamp: int = prop("minTimeStamp", LONG, 0)
+    min_time_stamp_str: str | None = prop("minTimeStampStr", STR)
+    max_time_stamp: int = prop("maxTimeStamp", LONG, 0)
+    max_time_stamp_str: str | None = prop("maxTimeStampStr", STR)
+    consume_time_stamp: int = prop("consumeTimeStamp", LONG, 0)
+    consume_time_stamp_str: str | None = prop("consumeTimeStampStr", STR)
+    delay_time: int = prop("delayTime", LONG, 0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryConsumeTimeSpanBody(JsonBody):
+    """``QueryConsumeTimeSpanBody`` (QUERY_CONSUME_TIME_SPAN answer): one span per write queue."""
+
+    consume_time_span_set: tuple[QueueTimeSpan, ...] = prop("consumeTimeSpanSet", Seq(Obj(QueueTimeSpan)), ())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryCorrectionOffsetBody(JsonBody):
+    """``QueryCorrectionOffsetBody`` (QUERY_CORRECTION_OFFSET answer): queue id to offset, the
+    ``Integer`` keys written bare (``{0:5,1:7}``)."""
+
+    correction_offsets: Mapping[int, int] = prop("correctionOffsets", Map(INT_KEY, LONG), factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumeQueueData(JsonBody):
+    """``ConsumeQueueData``: one ConsumeQueue unit. ``extendDataJson``, ``bitMap`` and ``eval``
+    come from the ConsumeQueue extension (``enableConsumeQueueExt``); ``msg`` says when the
+    extension's unit is missing."""
+
+    physic_offset: int = prop("physicOffset", LONG, 0)
+    physic_size: int = prop("physicSize", INT, 0)
+    tags_code: int = prop("tagsCode", LONG, 0)
+    extend_data_json: str | None = prop("extendDataJson", STR)
+    bit_map: str | None = prop("bitMap", STR)
+    eval: bool = prop("eval", BOOL, False)
+    msg: str | None = prop("msg", STR)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryConsumeQueueResponseBody(JsonBody):
+    """``QueryConsumeQueueResponseBody`` (QUERY_CONSUME_QUEUE answer, mqadmin queryCq): the queue's
+    min and max index, its units from the index asked, and, when a group was named, that group's
+    subscription and filter data (``filterData`` is text: ``"<group>@<topic> is not online!"``,
+    or the ConsumerFilterData as pretty JSON, ``null`` for a tag subscription)."""
+
+    subscription_data: SubscriptionData | None = prop("subscriptionData", Obj(SubscriptionData))
+    filter_data: str | None = prop("filterData", STR)
+    queue_data: tuple[ConsumeQueueData, ...] | None = prop("queueData", Seq(Obj(ConsumeQueueData)))
+    max_queue_index: int = prop("maxQueueIndex", LONG, 0)
+    min_queue_index: int = prop("minQueueIndex", LONG, 0)

@@ -9,15 +9,30 @@ in it get REQUEST_CODE_NOT_SUPPORTED from the broker).
 from __future__ import annotations
 
 from ...bodies import BodyDecoders
-from . import acl, admin, client, controller, ha, offsets, pull, query, relay, reply, reset, send, transaction
+from . import (
+    acl,
+    admin,
+    client,
+    controller,
+    ha,
+    inspection,
+    offsets,
+    pull,
+    query,
+    relay,
+    reply,
+    reset,
+    send,
+    transaction,
+)
 from .common import BrokerHandler
 
 __all__ = ["BODIES", "HANDLERS", "BrokerHandler"]
 
 #: request code → handler
 HANDLERS: dict[int, BrokerHandler] = {}
-for _module in (send, reply, pull, offsets, reset, relay, client, query, admin, acl, transaction, ha,
-                controller):
+for _module in (send, reply, pull, offsets, reset, relay, client, query, admin, inspection, acl, transaction,
+                ha, controller):
     for _code, _handler in _module.HANDLERS.items():
         if _code in HANDLERS:
             raise RuntimeError(f"request code {_code} has two handlers")
