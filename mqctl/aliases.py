@@ -337,8 +337,7 @@ MQADMIN: tuple[Alias, ...] = (
     _a("cloneGroupOffset", ("consumer", "clone-offset"), [
         ("s", "srcGroup", Opt("--from")), ("d", "destGroup", Opt("--to")), ("t", "topic", Opt("--topic")),
         ("o", "offline", Bool("--offline"))]),
-    _no("producer", "GET_ALL_PRODUCER_INFO (5.x) is not sent by mqctl yet; producer connection lists a "
-        "group's producers"),
+    _a("producer", ("producer", "list"), [("b", "broker", Opt("--broker"))]),
     _a("clusterList", ("cluster", "list"), [
         ("m", "moreStats", Flag("--more")), ("i", "interval", Opt("--watch")), ("c", "clusterName", Opt("--cluster"))]),
     _a("topicList", ("topic", "list"), [("c", "clusterModel", Flag("--clusters"))]),
@@ -375,7 +374,9 @@ MQADMIN: tuple[Alias, ...] = (
     _a("getBrokerConfig", ("broker", "config", "get"), [
         ("b", "brokerAddr", Opt("--broker")), ("c", "clusterName", Opt("--cluster"))]),
     _a("getConsumerConfig", ("consumer", "config"), [("g", "groupName", Opt("--group"))]),
-    _no("queryCq", "QUERY_CONSUME_QUEUE is not sent by mqctl; store inspect reads consume queues offline"),
+    _a("queryCq", ("broker", "query-cq"), [
+        ("t", "topic", Opt("--topic")), ("q", "queue", Opt("--queue")), ("i", "index", Opt("--index")),
+        ("c", "count", Opt("--count")), ("b", "broker", Opt("--broker")), ("g", "consumer", Opt("--group"))]),
     _a("sendMessage", ("message", "send"), [
         ("t", "topic", Opt("--topic")), ("p", "body", Opt("--body")), ("k", "key", Opt("--keys")),
         ("c", "tags", Opt("--tags")), ("b", "broker", Opt("--broker")), ("i", "qid", Opt("--queue")),

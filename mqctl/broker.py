@@ -248,3 +248,42 @@ _maintenance_command("clean-unused-topic", "Drop the consume queues of topics th
                      "(CLEAN_UNUSED_TOPIC; mqadmin cleanUnusedTopic).")
 _maintenance_command("delete-expired-commitlog", "Delete the expired CommitLog files now, whatever the hour "
                      "(DELETE_EXPIRED_COMMITLOG; mqadmin deleteExpiredCommitLog).")
+
+
+@app.command("query-cq")
+def query_cq(
+    ctx: typer.Context,
+    topic: Annotated[str, typer.Option("--topic", "-t", help="Topic.")],
+    queue: Annotated[int, typer.Option("--queue", "-q", help="Queue id.")],
+    index: Annotated[int, typer.Option("--index", "-i", help="The first index (queue offset) to show.")],
+    count: Annotated[int, typer.Option("--count", "-c", min=1, help="How many units.")] = 10,
+    group: Annotated[str | None, typer.Option("--group", "-g", help="Also show this consumer group's "
+                                              "subscription and filter data.")] = None,
+    broker: Annotated[str | None, typer.Option(
+        "--broker", "-b", help="Broker address (default: the first broker of the topic's route).",
+        callback=check_addr)] = None,
+) -> None:
+    """Units of a broker's ConsumeQueue: CommitLog offset, size and tags code per index
+    (QUERY_CONSUME_QUEUE; mqadmin queryCq). Offline, `mqctl store inspect` reads the files."""
+    from wire.admin import queues as api
+
+    from .runner import run, settings
+
+    view = run(ctx, api.query_consume_queue, topic=topic, queue_id=queue, index=index, count=count,
+               group=group, broker=broker)
+    out = settings(ctx).output
+    if out.format != "table":
+        out.data(view)
+        return
+    if view.subscription is not None:
+        import json
+
+        out.line(f"Subscription data: {json.dumps(view.subscription)}")
+    if view.filter_data is not None:
+        out.line(f"Filter data: {view.filter_data}")
+    out.table(["#Index", "#PhysicOffset", "#PhysicSize", "#TagsCode"],
+              [[str(u.index), str(u.physic_offset), str(u.physic_size), str(u.tags_code)]
+               for u in view.units],
+              title=f"{view.queue_id}@{view.topic} on {view.broker}: min {view.min}, max {view.max}")
+    if view.remark:
+        out.line(view.remark)

@@ -441,3 +441,25 @@ def config(ctx: typer.Context, group: GroupOpt) -> None:
                           for k, v in c.config.to_json(standard=True).items()))
     finish([Outcome(c.addr, c.error is None, c.error, unreachable=c.unreachable) for c in result],
            "consumer config", servers="brokers")
+
+
+@app.command("time-span")
+def time_span(ctx: typer.Context, group: GroupOpt, topic: TopicReqOpt) -> None:
+    """Per queue of a topic, the store times of its first and last message and of the group's last
+    consumed one, and how long the next unconsumed message has waited (QUERY_CONSUME_TIME_SPAN,
+    asked of every broker of the topic's route; DefaultMQAdminExt.queryConsumeTimeSpan)."""
+    from wire.admin import queues as api
+
+    from .fmt import human_ms
+
+    def when(ms: int) -> str:
+        return human_ms(ms) if ms > 0 else "-"
+
+    result = run(ctx, api.consume_time_span, group=group, topic=topic)
+    out = settings(ctx).output
+    out.render(
+        result, ["#Broker Name", "#QID", "#First", "#Last", "#Consumed", "#Delay(ms)"],
+        [[r.broker_name, str(r.queue_id), when(r.min), when(r.max), when(r.consumed), str(r.delay_ms)]
+         for r in result.rows])
+    warn_failures(out, result.failures)
+    finish(result.failures, "consumer time-span", servers="brokers", total=result.brokers_asked)

@@ -1,5 +1,5 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
-"""``mqctl producer``: the connections of a producer group."""
+"""``mqctl producer``: the connections of a producer group, the producers of a broker."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from .options import check_addr
 from .runner import run, settings
 
 app = typer.Typer(no_args_is_help=True)
@@ -29,3 +30,21 @@ def connection(
                ["#", "#ClientId", "#ClientAddr", "#Language", "#Version"],
                [[f"{i:04d}", c.client_id, c.client_addr, c.language, c.version]
                 for i, c in enumerate(info.connections, 1)])
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    broker: Annotated[str, typer.Option("--broker", "-b", help="Broker address (host:port).",
+                                        callback=check_addr)],
+) -> None:
+    """Every producer connected to a broker, by group (GET_ALL_PRODUCER_INFO; mqadmin producer)."""
+    from wire.admin import queues as api
+
+    from .fmt import human_ms
+
+    table = run(ctx, api.all_producers, broker=broker)
+    settings(ctx).output.render(
+        table, ["#Group", "#ClientId", "#RemoteIP", "#Language", "#Version", "#LastUpdate"],
+        [[r.group, r.client_id, r.remote_ip, r.language, str(r.version), human_ms(r.last_update)]
+         for r in table.rows])

@@ -109,7 +109,7 @@ def test_consume_queue(tmp_path: Path) -> None:
                 return await c.request(RemotingCommand.request(R.QUERY_CONSUME_QUEUE, h.to_ext()))
 
             r = await ask(0, 1, 2)
-            assert (r.code, r.remark) == (RC.SUCCESS, None)
+            assert (r.code, r.remark) == (RC.SUCCESS, "not set any response code")
             body = QueryConsumeQueueResponseBody.decode(r.body)
             assert (body.min_queue_index, body.max_queue_index) == (0, 4)
             assert body.subscription_data is None and body.filter_data is None

@@ -25,6 +25,8 @@ from ..codes import RequestCode
 from ._base import JsonBody, body_props
 from .acl import AclConfig, PlainAccessConfig
 from .client import (
+    BrokerStatsData,
+    BrokerStatsItem,
     CheckClientRequestBody,
     Connection,
     ConsumeFromWhere,
@@ -143,6 +145,8 @@ __all__ = [
     "HAClientRuntimeInfo",
     "HAConnectionRuntimeInfo",
     "HARuntimeInfo",
+    "BrokerStatsData",
+    "BrokerStatsItem",
     "CheckClientRequestBody",
     "HeartbeatData",
     "InSyncMember",
@@ -264,6 +268,7 @@ RESPONSE_BODIES: dict[int, type[Any]] = {
     R.GET_NAMESRV_CONFIG: PropertiesBody,
     R.GET_ALL_PRODUCER_INFO: ProducerTableInfo,
     R.QUERY_CONSUME_TIME_SPAN: QueryConsumeTimeSpanBody,
+    R.VIEW_BROKER_STATS_DATA: BrokerStatsData,
     R.QUERY_CORRECTION_OFFSET: QueryCorrectionOffsetBody,
     R.QUERY_CONSUME_QUEUE: QueryConsumeQueueResponseBody,
     R.GET_ALL_MESSAGE_REQUEST_MODE: MessageRequestModeSerializeWrapper,

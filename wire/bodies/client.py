@@ -12,7 +12,7 @@ Sources (4.9.x ``common/src/main/java/org/apache/rocketmq/common/protocol/``, 5.
 ``ProducerTableInfo.java`` (5.x), ``common/admin/ConsumeStats.java``, ``OffsetWrapper.java``,
 ``TopicStatsTable.java``, ``TopicOffset.java`` (``admin/`` in 5.x), ``body/QueueTimeSpan.java``,
 ``QueryConsumeTimeSpanBody.java``, ``QueryCorrectionOffsetBody.java``, ``ConsumeQueueData.java``,
-``QueryConsumeQueueResponseBody.java``.
+``QueryConsumeQueueResponseBody.java``, ``BrokerStatsData.java``, ``BrokerStatsItem.java``.
 
 Enums are written by name. The C++ client writes them as ordinals (``"consumeType":1``), which
 fastjson reads as the ordinal; we read both and write names.
@@ -44,6 +44,8 @@ from ._base import (
 from .common import MESSAGE_QUEUE_KEY, MessageQueue
 
 __all__ = [
+    "BrokerStatsData",
+    "BrokerStatsItem",
     "CheckClientRequestBody",
     "Connection",
     "ConsumeFromWhere",
@@ -393,3 +395,22 @@ class QueryConsumeQueueResponseBody(JsonBody):
     queue_data: tuple[ConsumeQueueData, ...] | None = prop("queueData", Seq(Obj(ConsumeQueueData)))
     max_queue_index: int = prop("maxQueueIndex", LONG, 0)
     min_queue_index: int = prop("minQueueIndex", LONG, 0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerStatsItem(JsonBody):
+    """``BrokerStatsItem``: a statistic's sum, rate per second and average over one window."""
+
+    sum: int = prop("sum", LONG, 0)
+    tps: float = prop("tps", DOUBLE, 0.0)
+    avgpt: float = prop("avgpt", DOUBLE, 0.0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerStatsData(JsonBody):
+    """``BrokerStatsData`` (VIEW_BROKER_STATS_DATA answer): one statistic over the last minute,
+    hour and day."""
+
+    stats_minute: BrokerStatsItem | None = prop("statsMinute", Obj(BrokerStatsItem))
+    stats_hour: BrokerStatsItem | None = prop("statsHour", Obj(BrokerStatsItem))
+    stats_day: BrokerStatsItem | None = prop("statsDay", Obj(BrokerStatsItem))

@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING
 from wire import RemotingCommand, RequestCode, ResponseCode
 from wire.aio import HandlerResult, RemotingConnection
 from wire.bodies import (
+    BrokerStatsData,
+    BrokerStatsItem,
     Connection,
     ConsumerConnection,
     ConsumeStats,
@@ -477,9 +479,10 @@ def view_broker_stats_data(broker: Broker, conn: RemotingConnection, req: Remoti
     view = broker.stats.view(name, key)
     if view is None:
         return req.response(ResponseCode.SYSTEM_ERROR, f"The stats <{name}> <{key}> not exist")
-    body = {f"stats{w.title()}": {"avgpt": v["avgpt"], "sum": int(v["sum"]), "tps": v["tps"]}
-            for w, v in view.items()}
-    return req.response(ResponseCode.SUCCESS, None, None, json.dumps(body, separators=(",", ":")).encode())
+    items = {w: BrokerStatsItem(sum=int(v["sum"]), tps=v["tps"], avgpt=v["avgpt"]) for w, v in view.items()}
+    body = BrokerStatsData(stats_minute=items.get("minute"), stats_hour=items.get("hour"),
+                           stats_day=items.get("day"))
+    return req.response(ResponseCode.SUCCESS, None, None, body.encode())
 
 
 def clean_unused_topic(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:

@@ -15,7 +15,8 @@ leaves the table alone (docs/servers.md).
 
 QUERY_CONSUME_QUEUE (321, mqadmin queryCq): the ConsumeQueue's min and max index and up to
 ``count`` units from ``index`` (to the end of the file holding it), with the group's subscription
-and filter data when a group is named. A queue the store has never held is SYSTEM_ERROR
+and filter data when a group is named; the answer keeps the remark ``not set any response
+code``, as Java's does. A queue the store has never held is SYSTEM_ERROR
 ``"<queueId>@<topic> is not exist!"``; an index that is not a unit of the queue is SUCCESS with
 the remark ``"Index <i> of <queueId>@<topic> is not exist!"`` and no body.
 
@@ -61,6 +62,8 @@ __all__ = ["HANDLERS", "java_time_text"]
 
 #: ``Long.MAX_VALUE``: the correction offset of a queue the compared group is behind on
 _LONG_MAX = 2**63 - 1
+#: the remark of ``RemotingCommand.createResponseCommand(null)``, which some answers keep
+_NOT_SET = "not set any response code"
 #: ``TOPIC_GROUP_SEPARATOR`` of the offset table's keys
 _SEP = "@"
 
@@ -150,7 +153,8 @@ def query_consume_queue(broker: Broker, conn: RemotingConnection, req: RemotingC
         subscription_data=subscription, filter_data=filter_data, max_queue_index=hi, min_queue_index=lo,
         queue_data=tuple(ConsumeQueueData(physic_offset=o, physic_size=s, tags_code=t) for o, s, t in units),
     ).encode()
-    return req.response(ResponseCode.SUCCESS, None, None, body)
+    # Java's answer keeps the remark ``createResponseCommand(null)`` set
+    return req.response(ResponseCode.SUCCESS, _NOT_SET, None, body)
 
 
 def _filter_data(group: str, topic: str, sub: SubscriptionData) -> str:
