@@ -63,6 +63,10 @@ __all__ = [
     "cluster_up",
     "claim_directory",
     "plan",
+    "process_freeze",
+    "process_start",
+    "process_stop",
+    "process_thaw",
     "purge_directory",
 ]
 
@@ -121,7 +125,8 @@ class LocalProcess:
     role: str
     addr: str
     pid: int | None
-    #: ``answering``, ``running`` (alive, no answer), ``exited``, ``stopped``, ``killed``, ``planned``
+    #: ``answering``, ``running`` (alive, no answer), ``exited``, ``stopped``, ``killed``, ``planned``,
+    #: ``frozen`` (SIGSTOP, :func:`process_freeze`)
     state: str
     log: str
     config: str
@@ -325,16 +330,28 @@ def _tail(path: str, lines: int = 5) -> str:
     return " | ".join(picked) if picked else "no output"
 
 
+#: the processes this one started, by pid, until reaped (a ``Popen`` dropped while its process
+#: runs warns; a process that calls ``cluster up`` and later stops the cluster itself, as a test
+#: does, keeps them here)
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
 def _spawn(args: list[str], out_path: Path, cwd: Path) -> int:
     out_path.parent.mkdir(parents=True, exist_ok=True)
     with open(out_path, "ab") as out:
         proc = subprocess.Popen([sys.executable, "-m", "mqctl.app", *args], stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True,
                                 close_fds=True)
+    _CHILDREN[proc.pid] = proc
     return proc.pid
 
 
 def _reap(pid: int) -> None:
+    child = _CHILDREN.get(pid)
+    if child is not None:
+        if child.poll() is not None:
+            del _CHILDREN[pid]
+        return
     with contextlib.suppress(ChildProcessError, OSError):
         os.waitpid(pid, os.WNOHANG)
 
@@ -634,3 +651,87 @@ async def cluster_status(directory: Path, *, timeout: float = 2.0) -> LocalClust
         raise LocalClusterError(f"no local cluster in {directory} (no {STATE_FILE}); "
                                 "start one with: mqctl cluster up")
     return _with_states(cluster, await _probe(cluster, timeout))
+
+
+# ---------------------------------------------------------------------- one process at a time
+
+
+def _process(directory: Path, name: str) -> tuple[LocalCluster, LocalProcess]:
+    cluster = _load(directory)
+    if cluster is None:
+        raise LocalClusterError(f"no local cluster in {directory} (no {STATE_FILE}); "
+                                "start one with: mqctl cluster up")
+    for p in cluster.processes:
+        if p.name == name:
+            return cluster, p
+    raise LocalClusterError(f"no process {name!r} in the cluster of {directory} "
+                            f"(it has {', '.join(p.name for p in cluster.processes)})")
+
+
+def _replaced(cluster: LocalCluster, proc: LocalProcess) -> LocalCluster:
+    changed = replace(cluster, processes=tuple(proc if p.name == proc.name else p for p in cluster.processes))
+    _save(changed)
+    return changed
+
+
+def _signal(proc: LocalProcess, sig: signal.Signals) -> None:
+    if proc.pid is None or not _alive(proc):
+        raise LocalClusterError(f"{proc.name} is not running")
+    os.kill(proc.pid, sig)
+
+
+def process_freeze(directory: Path, name: str) -> LocalProcess:
+    """SIGSTOP one process: it keeps its connections open and answers nothing (a hung JVM, a
+    paused VM), until :func:`process_thaw`."""
+    cluster, proc = _process(directory, name)
+    _signal(proc, signal.SIGSTOP)
+    frozen = replace(proc, state="frozen")
+    _replaced(cluster, frozen)
+    return frozen
+
+
+def process_thaw(directory: Path, name: str) -> LocalProcess:
+    """SIGCONT a process :func:`process_freeze` stopped."""
+    cluster, proc = _process(directory, name)
+    _signal(proc, signal.SIGCONT)
+    running = replace(proc, state="running")
+    _replaced(cluster, running)
+    return running
+
+
+def process_stop(directory: Path, name: str, *, wait: float = 15.0) -> LocalProcess:
+    """Stop one process (SIGTERM, SIGKILL after ``wait`` s; a frozen one is thawed first so that it
+    shuts down cleanly); the others keep running and :func:`process_start` starts it again."""
+    cluster, proc = _process(directory, name)
+    if proc.pid is not None and _alive(proc):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGCONT)
+    stopped = _stop(proc, wait)
+    _replaced(cluster, stopped)
+    return stopped
+
+
+def process_start(directory: Path, name: str, *, wait: float = 20.0) -> LocalProcess:
+    """Start one stopped process of the cluster again, with its configuration, log and store, on
+    the address it is known by, and wait until it answers."""
+    cluster, proc = _process(directory, name)
+    if _alive(proc):
+        raise LocalClusterError(f"{name} is already running (pid {proc.pid})")
+    host = proc.addr.rsplit(":", 1)[0].strip("[]")
+    for port in proc.ports:
+        busy = _port_free(host, port)
+        if busy is not None:
+            raise LocalClusterError(f"cannot start {name}: port {port} "
+                                    f"({_port_role(port - proc.ports[0])}) is {busy.strerror or busy}")
+    listen = f"{host}:{proc.ports[0]}" if ":" not in host else f"[{host}]:{proc.ports[0]}"
+    cmd = [proc.role if proc.role == "namesrv" else "broker", "start", "--config", proc.config,
+           "--listen", listen, "--log-file", proc.log]
+    pid = _spawn(cmd, Path(proc.log).with_suffix(".out"), directory)
+    started = replace(proc, pid=pid, state="running")
+    cluster = _replaced(cluster, started)
+    try:
+        _wait_for(cluster, name, wait)
+    except BaseException:
+        _replaced(cluster, _stop(started, 5.0))
+        raise
+    return started

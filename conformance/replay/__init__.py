@@ -10,6 +10,12 @@
 * :func:`replay` puts them together; :func:`learn_volatile` replays twice against one target and
   writes rules for what varied between the two.
 
+A capture recorded while the master's slave was frozen or stopped (a set-up's ``slave`` entry,
+the 09-* SYNC_MASTER captures) is replayed only when the caller gives the replay control of the
+target's slave (``slave=``, a :data:`SlaveControl`): it is called with the state before such a
+capture and with ``up`` before the first capture and before the next capture that needs the slave
+as usual (running, connected and in sync). Without it those captures are skipped, with the reason.
+
 Example::
 
     from conformance.replay import replay
@@ -23,7 +29,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +40,11 @@ from .replayer import ReplayOptions, Translations, Verdict, replay_captures
 from .rules import Rules, load_rules, volatile_rules
 from .setup import Setup, SetupError, apply_setup, find_setup, load_setup, settle
 
-__all__ = ["ReplayReport", "default_mapping", "learn_volatile", "replay", "replay_async"]
+__all__ = ["ReplayReport", "SlaveControl", "default_mapping", "learn_volatile", "replay", "replay_async"]
+
+#: puts the target's slave in a state (``up``: running, connected and in sync with its master;
+#: ``frozen``: SIGSTOP; ``stopped``) and returns one line saying what it did
+SlaveControl = Callable[[str], Awaitable[str]]
 
 #: verdicts that are no finding
 OK = frozenset({"match", "explained", "closed-as-recorded", "skipped"})
@@ -122,9 +132,11 @@ def _setups(paths: Sequence[str | Path], setup: str | Path | None) -> dict[str, 
 async def replay_async(paths: Sequence[str | Path], target: Target, *, mapping: Mapping[int,
                                                                                         str] | None = None,
                        setup: str | Path | None = "auto", rules: Rules | None = None,
-                       all_connections: bool = False, timeout: float = 10.0) -> ReplayReport:
+                       all_connections: bool = False, timeout: float = 10.0,
+                       slave: SlaveControl | None = None) -> ReplayReport:
     """Replay ``paths`` against ``target`` (see :mod:`.replayer`); the set-ups they need are made
-    first, once each, in the order of the captures."""
+    first, once each, in the order of the captures; ``slave`` puts the target's slave in the state
+    a capture was recorded in (see the module notes)."""
     from ..target import discover
 
     found = await discover(target)
@@ -137,8 +149,19 @@ async def replay_async(paths: Sequence[str | Path], target: Target, *, mapping: 
     made: set[tuple[str, int]] = set()
     translations = Translations()
     role, profile = found.broker_config.get("brokerRole"), found.profile
+    slave_now: str | None = None  # unknown until the control has been called once
     for cap in captures:
         s = setups[cap.path]
+        wanted = s.slave_state(cap.path) if s is not None else None
+        if s is not None and wanted is not None and wanted.state != "up" and slave is None \
+                and not s.unmet(cap.path, broker_role=role, profile=profile):
+            reason = (f"needs the target's slave {wanted.state}: {wanted.why}; the replay was given no "
+                      "control of the slave (a local cluster's, as tests/conformance/test_replay_sync.py)")
+            report.verdicts += [
+                Verdict(Path(cap.path).name, c.index, st.number, st.kind, st.code, "skipped", reason=reason,
+                        server=c.server)
+                for c in cap.connections if all_connections or not c.background for st in c.steps]
+            continue
         if s is not None and s.unmet(cap.path, broker_role=role, profile=profile):
             # not replayed (every step skipped with the reason): nothing to set up or wait for
             options = ReplayOptions(rules, mapped, s, timeout=timeout, all_connections=all_connections,
@@ -162,6 +185,11 @@ async def replay_async(paths: Sequence[str | Path], target: Target, *, mapping: 
             made.add((s.source, -2))
             report.setup.append(f"{Path(s.source).name}: " + await settle(
                 s, broker=found.broker, controller=found.controller, broker_name=found.broker_name))
+        needed = wanted.state if wanted is not None else "up"
+        if slave is not None and needed != slave_now:
+            report.setup.append(f"{Path(s.source).name if s else 'slave'} (before {Path(cap.path).name}): "
+                                + await slave(needed))
+            slave_now = needed
         options = ReplayOptions(rules, mapped, s, timeout=timeout, all_connections=all_connections,
                                 broker_role=role, profile=profile)
         report.verdicts += await replay_captures([cap], options, translations)

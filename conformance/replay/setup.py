@@ -24,6 +24,8 @@ reason::
     stages:                              # more state, made just before the first capture it names
       - before: ["06-*"]
         topics: [{topic: JsTopic}]
+    slave:                               # the state the target's slave must be in for a capture
+      - {captures: ["09-sync-master-slave-frozen.pcap"], state: frozen, why: …}   # up, frozen, stopped
     requires:                            # otherwise the captures are not replayed (verdict skipped)
       - {captures: ["09-sync-*"], broker_role: SYNC_MASTER, why: …}
       - {captures: ["12-*"], profile: "5.0", why: …}
@@ -51,12 +53,15 @@ from wire import RemotingCommand, RequestCode, WireError
 from wire.aio import ConnectionPool
 from wire.message import encode_properties
 
-__all__ = ["SETUPS", "Setup", "SetupError", "State", "apply_setup", "find_setup", "load_setup"]
+__all__ = ["SETUPS", "SLAVE_STATES", "Setup", "SetupError", "SlaveState", "State", "apply_setup",
+           "find_setup", "load_setup"]
 
 R = RequestCode
 SETUPS = Path(__file__).with_name("setups")
 _STATE = ("topics", "groups", "messages", "offsets", "kv")
-_KEYS = {"version", "captures", *_STATE, "stages", "settle", "requires", "skip", "expected"}
+_KEYS = {"version", "captures", *_STATE, "stages", "settle", "slave", "requires", "skip", "expected"}
+#: what a ``slave`` entry may ask of the target's slave
+SLAVE_STATES = ("up", "frozen", "stopped")
 
 
 class SetupError(ValueError):
@@ -95,6 +100,19 @@ class State:
 
 
 @dataclass(frozen=True)
+class SlaveState:
+    """A ``slave`` entry: the captures recorded while the master's slave was ``state`` (``up``,
+    ``frozen``: SIGSTOP, the HA connection open and silent; ``stopped``: no HA connection)."""
+
+    captures: tuple[str, ...]
+    state: str
+    why: str
+
+    def covers(self, capture: str) -> bool:
+        return any(fnmatch.fnmatchcase(Path(capture).name, g) for g in self.captures)
+
+
+@dataclass(frozen=True)
 class Setup:
     source: str
     captures: tuple[str, ...] = ("*",)
@@ -107,6 +125,11 @@ class Setup:
     requires: tuple[Condition, ...] = ()
     skip: tuple[Condition, ...] = ()
     expected: tuple[Condition, ...] = ()
+    slave: tuple[SlaveState, ...] = ()
+
+    def slave_state(self, capture: str) -> SlaveState | None:
+        """The state the slave must be in for ``capture`` (the first entry covering it), or None."""
+        return next((s for s in self.slave if s.covers(capture)), None)
 
     def applies_to(self, capture: str) -> bool:
         return any(fnmatch.fnmatchcase(Path(capture).name, g) for g in self.captures)
@@ -188,7 +211,24 @@ def load_setup(path: str | Path) -> Setup:
     return Setup(str(p), tuple(doc.get("captures") or ["*"]), _state(doc, str(p)), tuple(stages),
                  int(settle.get("in_sync_slaves", 0)), float(settle.get("timeout", 60)),
                  _conditions(doc, "requires", str(p)), _conditions(doc, "skip", str(p)),
-                 _conditions(doc, "expected", str(p)))
+                 _conditions(doc, "expected", str(p)), _slave_states(doc, str(p)))
+
+
+def _slave_states(doc: dict[str, Any], where: str) -> tuple[SlaveState, ...]:
+    out = []
+    for n, item in enumerate(doc.get("slave") or [], 1):
+        at = f"{where}: slave entry {n}"
+        if not isinstance(item, dict) or set(item) - {"captures", "state", "why"}:
+            raise SetupError(f"{at}: a mapping of captures, state and why")
+        if item.get("state") not in SLAVE_STATES:
+            raise SetupError(f"{at}: 'state' is one of {', '.join(SLAVE_STATES)}, not {item.get('state')!r}")
+        if not isinstance(item.get("why"), str) or not item["why"].strip():
+            raise SetupError(f"{at}: says why")
+        caps = item.get("captures")
+        if not isinstance(caps, list) or not caps:
+            raise SetupError(f"{at}: 'captures' is a list of capture globs")
+        out.append(SlaveState(tuple(map(str, caps)), str(item["state"]), " ".join(item["why"].split())))
+    return tuple(out)
 
 
 def find_setup(capture: str | Path) -> Path | None:
