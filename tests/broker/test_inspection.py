@@ -62,6 +62,17 @@ def test_consume_time_span(tmp_path: Path) -> None:
     run(main())
 
 
+def test_bloom_filter_data_is_javas() -> None:
+    from reference_broker.broker.filters import bloom_filter_data, murmur3_128_long
+
+    # a 4.9.8 broker's answer for group InspSqlG on topic InspT (tests/interop/test_java_inspection.py)
+    assert bloom_filter_data("InspSqlG#InspT") == (112, [40, 92, 81])
+    # MurmurHash3 x64 128's reference vectors (the first 64 bits), across the 16-byte blocks and tails
+    assert murmur3_128_long(b"") == 0
+    assert murmur3_128_long(b"hello") == 0xCBD8A7B341BD9B02
+    assert murmur3_128_long(b"The quick brown fox jumps over the lazy dog") == 0xE34BBC7BBC071B6C
+
+
 def test_java_time_text() -> None:
     assert java_time_text(0)[4] == "-" and java_time_text(0)[10] == "#"
     assert java_time_text(1_700_000_000_123).endswith(":123")

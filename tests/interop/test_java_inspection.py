@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,10 +29,13 @@ from tests.interop.clientkit import threaded_servers
 from tests.javakit import JavaServers, ask
 from wire import RemotingCommand, RequestCode, ResponseCode
 from wire.bodies import (
+    ConsumerData,
+    HeartbeatData,
     ProducerTableInfo,
     QueryConsumeQueueResponseBody,
     QueryConsumeTimeSpanBody,
     QueryCorrectionOffsetBody,
+    SubscriptionData,
     SubscriptionGroupConfig,
 )
 from wire.headers import QueryConsumeQueueRequestHeader
@@ -47,7 +51,8 @@ CONSUMER, PRODUCER = "InspCG", "InspPG"
 
 @pytest.fixture(scope="module")
 def ours(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    with threaded_servers(tmp_path_factory.mktemp("our-inspection"), brokerName=BROKER) as addrs:
+    with threaded_servers(tmp_path_factory.mktemp("our-inspection"), brokerName=BROKER,
+                          enablePropertyFilter="true") as addrs:
         _prepare(addrs[1])
         yield addrs
 
@@ -55,7 +60,7 @@ def ours(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
 @pytest.fixture(scope="module")
 def java(java_servers_module: JavaServers) -> tuple[str, str]:
     ns = java_servers_module.namesrv("4.9.8")
-    broker = java_servers_module.broker("4.9.8", namesrv=ns, name=BROKER)
+    broker = java_servers_module.broker("4.9.8", namesrv=ns, name=BROKER, enablePropertyFilter="true")
     _prepare(broker.addr)
     return ns.addr, broker.addr
 
@@ -174,6 +179,19 @@ def test_consume_queue(ours: tuple[str, str], java: tuple[str, str]) -> None:
     assert _masked(mine.body) == _masked(theirs.body)
     body = QueryConsumeQueueResponseBody.decode(mine.body or b"")
     assert body.filter_data == "null" and body.subscription_data is not None
+    # a SQL92 subscription: the ConsumerFilterData, as fastjson's pretty form
+    sql = SubscriptionData(topic=TOPIC, sub_string="a > 5 AND b = 'x'", expression_type="SQL92",
+                           sub_version=int(time.time() * 1000))
+    beat = RemotingCommand.request(R.HEART_BEAT, None, HeartbeatData(client_id="insp-sql", consumer_data_set=(
+        ConsumerData(group_name="InspSqlG", consume_type="CONSUME_PASSIVELY", message_model="CLUSTERING",
+                     consume_from_where="CONSUME_FROM_FIRST_OFFSET", subscription_data_set=(sql,)),)).encode())
+    with _client_online(ours[1], beat), _client_online(java[1], beat):
+        mine, theirs = _both(ours, java, cq(TOPIC, 0, 0, 1, "InspSqlG"))
+    assert (mine.code, mine.remark) == (theirs.code, theirs.remark)
+    a, b = (QueryConsumeQueueResponseBody.decode(x.body or b"") for x in (mine, theirs))
+    assert _masked(a.filter_data) == _masked(b.filter_data) and '"expressionType":"SQL92"' in (a.filter_data or "")
+    # the bloom filter bits Java computes for "<group>#<topic>" (murmur3 through Guava), unmasked
+    assert (a.filter_data or "").split('"bornTime"')[0] == (b.filter_data or "").split('"bornTime"')[0]
 
 
 def test_all_producer_info(ours: tuple[str, str], java: tuple[str, str]) -> None:

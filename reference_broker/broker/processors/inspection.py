@@ -53,9 +53,11 @@ from wire.headers import (
 from wire.java import JavaHashMap
 from wire.sql92 import is_tag_type
 
+from ..filters import bloom_filter_data
 from .common import BrokerHandler
 
 if TYPE_CHECKING:
+    from ...config import BrokerConfig
     from ..broker import Broker
 
 __all__ = ["HANDLERS", "java_time_text"]
@@ -146,7 +148,7 @@ def query_consume_queue(broker: Broker, conn: RemotingConnection, req: RemotingC
         if subscription is None:
             filter_data = f"{h.consumer_group}@{topic} is not online!"
         else:
-            filter_data = _filter_data(h.consumer_group, topic, subscription)
+            filter_data = _filter_data(broker.config, h.consumer_group, topic, subscription)
     if units is None:
         return req.response(ResponseCode.SUCCESS, f"Index {index} of {qid}@{topic} is not exist!")
     body = QueryConsumeQueueResponseBody(
@@ -157,19 +159,23 @@ def query_consume_queue(broker: Broker, conn: RemotingConnection, req: RemotingC
     return req.response(ResponseCode.SUCCESS, _NOT_SET, None, body)
 
 
-def _filter_data(group: str, topic: str, sub: SubscriptionData) -> str:
+def _filter_data(config: BrokerConfig, group: str, topic: str, sub: SubscriptionData) -> str:
     """``JSON.toJSONString(consumerFilterData, true)``: ``null`` for a tag subscription (no
     ConsumerFilterData), else the filter's properties as fastjson's pretty form (tab indents)
-    writes them. ``bornTime`` and ``clientVersion`` are the subscription's version, where Java
-    has the time it registered the filter and the same version."""
+    writes them, its bloom filter data included. ``bornTime`` is the subscription's version, where
+    Java has the time it registered the filter."""
     if is_tag_type(sub.expression_type):
         return "null"
     version = sub.sub_version or 0
+    bits, positions = bloom_filter_data(f"{group}#{topic}", config.int("maxErrorRateOfBloomFilter"),
+                                        config.int("expectConsumerNumUseFilter"))
+    bloom = f'{{\n\t\t"bitNum":{bits},\n\t\t"bitPos":[{",".join(map(str, positions))}]\n\t}}'
     fields = {"bornTime": version, "clientVersion": version, "consumerGroup": group, "dead": False,
               "deadTime": 0, "expression": sub.sub_string, "expressionType": sub.expression_type,
               "topic": topic}
-    lines = ",\n".join(f"\t{json.dumps(k)}:{json.dumps(v, ensure_ascii=False)}" for k, v in fields.items())
-    return "{\n" + lines + "\n}"
+    lines = [f'\t"bloomFilterData":{bloom}']
+    lines += [f"\t{json.dumps(k)}:{json.dumps(v, ensure_ascii=False)}" for k, v in fields.items()]
+    return "{\n" + ",\n".join(lines) + "\n}"
 
 
 def get_all_producer_info(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
