@@ -14,13 +14,14 @@ had decoded the body itself. A small body is decoded in place, on the loop, as b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from wire import RemotingCommand
 from wire.aio import Prepare, RemotingConnection
 
-__all__ = ["BodyDecoders", "preparer", "request_body"]
+__all__ = ["BodyDecoders", "preparer", "request_body", "resumed"]
 
 T = TypeVar("T")
 
@@ -60,3 +61,19 @@ def request_body(conn: object, request: RemotingCommand, decode: Callable[[Remot
         value: T = ready.value
         return value
     return decode(request)
+
+
+@contextlib.contextmanager
+def resumed(conn: object, prepared: object) -> Iterator[None]:
+    """For a handler that starts after its request's dispatch (queued behind other work):
+    ``prepared`` is what ``conn.prepared`` held during that dispatch, and while this block runs
+    the connection holds it again, so :func:`request_body` gets the worker thread's result
+    instead of decoding the body a second time, on the loop."""
+    if prepared is None or not isinstance(conn, RemotingConnection):
+        yield
+        return
+    saved, conn.prepared = conn.prepared, prepared
+    try:
+        yield
+    finally:
+        conn.prepared = saved

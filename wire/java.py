@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable, Hashable, Iterable, Iterator, MutableMapping
-from typing import TypeVar
+from typing import TypeVar, overload
 
 __all__ = [
     "JavaHashMap",
@@ -57,6 +57,7 @@ __all__ = [
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+D = TypeVar("D")
 
 # ---------------------------------------------------------------------------------------- hashCode
 
@@ -112,10 +113,7 @@ def _spread(h: int) -> int:
 
 def table_size_for(capacity: int) -> int:
     """``HashMap.tableSizeFor``: the power of two at or above ``capacity`` (at least 1)."""
-    n = 1
-    while n < capacity:
-        n <<= 1
-    return n
+    return 1 << (capacity - 1).bit_length() if capacity > 1 else 1
 
 
 def java_hash_order(keys: Iterable[K], initial_capacity: int = 16) -> list[K]:
@@ -154,37 +152,68 @@ class JavaHashMap(MutableMapping[K, V]):
 
     def _grow(self) -> None:
         self._capacity <<= 1
+        # the bucket counts serve only the treeifyBin rule, which needs fewer than 64 buckets:
+        # past that a resize is O(1) here (the order is sorted when next read), so a table of
+        # a million keys never holds its writer for a pass over all of them
         counts: dict[int, int] = {}
-        for k in self._data:
-            b = self._bucket(k)
-            counts[b] = counts.get(b, 0) + 1
+        if self._capacity < _MIN_TREEIFY_CAPACITY:
+            for k in self._data:
+                b = self._bucket(k)
+                counts[b] = counts.get(b, 0) + 1
         self._bucket_counts = counts
 
     def __setitem__(self, key: K, value: V) -> None:
         if key in self._data:
             self._data[key] = value
             return
-        self._spread_cache[key] = _spread(self._hash(key))
+        self._insert(key, self._hash(key), value)
+
+    def put_hashed(self, key: K, hash_code: int, value: V) -> None:
+        """``self[key] = value`` where the caller knows the key's ``hashCode()`` already (one key
+        put in many maps: a broker name in the queue data of each of its topics)."""
+        if key in self._data:
+            self._data[key] = value
+            return
+        self._insert(key, hash_code, value)
+
+    def _insert(self, key: K, hash_code: int, value: V) -> None:
+        self._spread_cache[key] = _spread(hash_code)
         self._data[key] = value
         self._order = None
-        b = self._bucket(key)
-        count = self._bucket_counts.get(b, 0) + 1
-        self._bucket_counts[b] = count
-        # mirrors putVal: treeifyBin resizes a small table instead of making a tree
-        if count > _TREEIFY_THRESHOLD and self._capacity < _MIN_TREEIFY_CAPACITY:
-            self._grow()
+        if self._capacity < _MIN_TREEIFY_CAPACITY:
+            b = self._bucket(key)
+            count = self._bucket_counts.get(b, 0) + 1
+            self._bucket_counts[b] = count
+            # mirrors putVal: treeifyBin resizes a small table instead of making a tree
+            if count > _TREEIFY_THRESHOLD:
+                self._grow()
         if len(self._data) > self._capacity * 3 // 4:
             self._grow()
 
     def __delitem__(self, key: K) -> None:
         del self._data[key]
-        b = self._bucket(key)
-        self._bucket_counts[b] -= 1
+        if self._capacity < _MIN_TREEIFY_CAPACITY:
+            self._bucket_counts[self._bucket(key)] -= 1
         del self._spread_cache[key]
         self._order = None
 
     def __getitem__(self, key: K) -> V:
         return self._data[key]
+
+    @overload
+    def get(self, key: K, /) -> V | None: ...
+
+    @overload
+    def get(self, key: K, /, default: V | D) -> V | D: ...
+
+    def get(self, key: K, /, default: object = None) -> object:
+        # the dict's own get: Mapping.get goes through __getitem__ and an exception for a miss
+        return self._data.get(key, default)
+
+    def keys_in_insertion_order(self) -> list[K]:
+        """The keys in the order they were put, without Java's order (for work whose result does
+        not depend on the order, on a table too large to sort on every change)."""
+        return list(self._data)
 
     def __contains__(self, key: object) -> bool:
         return key in self._data

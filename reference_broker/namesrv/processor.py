@@ -4,7 +4,11 @@
 Each handler is a plain function ``handler(ctx, request, channel) -> response | None`` over a
 :class:`NamesrvContext` (route tables, KV store, configuration); ``channel`` identifies the
 connection the request came on (REGISTER_BROKER remembers it for liveness). :data:`HANDLERS`
-maps request codes to handlers and :func:`process` is the one entry point the server calls.
+maps request codes to handlers and :func:`process` handles one request at once. The handlers
+whose work follows the number of topics (REGISTER_BROKER, UNREGISTER_BROKER, the write
+permission edits) also come in steps (:data:`STEPPED`, the ``*_steps`` changes of
+:mod:`.routeinfo`): :func:`process_steps` is what the server calls, and runs those in turns with
+its other connections (:class:`.server.RouteGate`).
 
 Behaviour worth knowing, all as the 4.9.8 Java name server does it:
 
@@ -29,7 +33,7 @@ from __future__ import annotations
 import logging
 import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
@@ -69,16 +73,20 @@ from wire.headers import (
 )
 
 from .kvconfig import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
-from .routeinfo import RouteInfoManager
+from .routeinfo import RouteInfoManager, Steps, run_steps
 
 __all__ = [
     "ALWAYS_BLACKLISTED",
     "BODIES",
     "HANDLERS",
+    "ROUTE_FREE_CODES",
+    "STEPPED",
     "Handler",
     "NamesrvContext",
     "RequestFailed",
+    "SteppedHandler",
     "process",
+    "process_steps",
     "topic_not_exist_remark",
 ]
 
@@ -137,6 +145,8 @@ class NamesrvContext:
 
 
 Handler = Callable[[NamesrvContext, RemotingCommand, object], RemotingCommand | None]
+#: a handler in steps (:mod:`.routeinfo`): yields between steps, returns the response
+SteppedHandler = Callable[[NamesrvContext, RemotingCommand, object], Steps[RemotingCommand | None]]
 
 H = TypeVar("H", bound=CustomHeader)
 
@@ -221,30 +231,32 @@ def _registration(request: RemotingCommand) -> tuple[TopicConfigSerializeWrapper
         raise RequestFailed(f"Failed to decode RegisterBrokerBody: {exc}") from None
 
 
-def register_broker(ctx: NamesrvContext, request: RemotingCommand, channel: object) -> RemotingCommand:
+def register_broker_steps(ctx: NamesrvContext, request: RemotingCommand,
+                          channel: object) -> Steps[RemotingCommand | None]:
     h = _header(RegisterBrokerRequestHeader, request)
     if not _crc_ok(h, request.body):
         log.warning("REGISTER_BROKER from %s: crc32 not match", h.broker_addr)
         return response(request, None, ResponseCode.SYSTEM_ERROR, "crc32 not match")
     wrapper, filter_servers = request_body(channel, request, _registration)
-    configs: list[TopicConfig] = []
+    configs: Iterable[TopicConfig] = ()
     if wrapper is None:
         version = DataVersion(counter=0, timestamp=0)
     else:
         # a body without dataVersion keeps Java's field initialiser: a fresh DataVersion stamped now
         version = wrapper.data_version or DataVersion(counter=0, timestamp=ctx.routes.clock())
-        configs = list(wrapper.topic_config_table.values())
-    result = ctx.routes.register_broker(h.cluster_name, h.broker_addr, h.broker_name, h.broker_id,
-                                        h.ha_server_addr, version, configs, filter_servers, channel,
-                                        enable_acting_master=h.enable_acting_master)
+        configs = wrapper.topic_config_table.values()
+    result = yield from ctx.routes.register_broker_steps(
+        h.cluster_name, h.broker_addr, h.broker_name, h.broker_id, h.ha_server_addr, version, configs,
+        filter_servers, channel, enable_acting_master=h.enable_acting_master)
     header = RegisterBrokerResponseHeader(ha_server_addr=result.ha_server_addr,
                                           master_addr=result.master_addr)
     return _ok(request, header, _order_topic_config_body(ctx))
 
 
-def unregister_broker(ctx: NamesrvContext, request: RemotingCommand, channel: object) -> RemotingCommand:
+def unregister_broker_steps(ctx: NamesrvContext, request: RemotingCommand,
+                            channel: object) -> Steps[RemotingCommand | None]:
     h = _header(UnRegisterBrokerRequestHeader, request)
-    ctx.routes.unregister_broker(h.cluster_name, h.broker_addr, h.broker_name, h.broker_id)
+    yield from ctx.routes.unregister_broker_steps(h.cluster_name, h.broker_addr, h.broker_name, h.broker_id)
     return _ok(request)
 
 
@@ -280,18 +292,18 @@ def query_data_version(ctx: NamesrvContext, request: RemotingCommand, channel: o
                             ours.encode() if ours is not None else None)
 
 
-def wipe_write_perm_of_broker(ctx: NamesrvContext, request: RemotingCommand,
-                              channel: object) -> RemotingCommand:
+def wipe_write_perm_of_broker_steps(ctx: NamesrvContext, request: RemotingCommand,
+                                    channel: object) -> Steps[RemotingCommand | None]:
     h = _header(WipeWritePermOfBrokerRequestHeader, request)
-    count = ctx.routes.wipe_write_perm_of_broker(h.broker_name)
+    count = yield from ctx.routes.wipe_write_perm_of_broker_steps(h.broker_name)
     log.info("wiped the write permission of broker %s: %d topics", h.broker_name, count)
     return _ok(request, WipeWritePermOfBrokerResponseHeader(wipe_topic_count=count))
 
 
-def add_write_perm_of_broker(ctx: NamesrvContext, request: RemotingCommand,
-                             channel: object) -> RemotingCommand:
+def add_write_perm_of_broker_steps(ctx: NamesrvContext, request: RemotingCommand,
+                                   channel: object) -> Steps[RemotingCommand | None]:
     h = _header(AddWritePermOfBrokerRequestHeader, request)
-    count = ctx.routes.add_write_perm_of_broker(h.broker_name)
+    count = yield from ctx.routes.add_write_perm_of_broker_steps(h.broker_name)
     log.info("restored the write permission of broker %s: %d topics", h.broker_name, count)
     return _ok(request, AddWritePermOfBrokerResponseHeader(add_topic_count=count))
 
@@ -417,6 +429,29 @@ def get_namesrv_config(ctx: NamesrvContext, request: RemotingCommand, channel: o
 
 R = RequestCode
 
+#: request code -> handler in steps (the changes whose work follows the number of topics)
+STEPPED: dict[int, SteppedHandler] = {
+    R.REGISTER_BROKER: register_broker_steps,
+    R.UNREGISTER_BROKER: unregister_broker_steps,
+    R.WIPE_WRITE_PERM_OF_BROKER: wipe_write_perm_of_broker_steps,
+    R.ADD_WRITE_PERM_OF_BROKER: add_write_perm_of_broker_steps,
+}
+
+
+def _at_once(stepped: SteppedHandler) -> Handler:
+    def handler(ctx: NamesrvContext, request: RemotingCommand, channel: object) -> RemotingCommand | None:
+        return run_steps(stepped(ctx, request, channel))
+
+    handler.__name__ = stepped.__name__.removesuffix("_steps")
+    handler.__doc__ = stepped.__doc__
+    return handler
+
+
+register_broker = _at_once(register_broker_steps)
+unregister_broker = _at_once(unregister_broker_steps)
+wipe_write_perm_of_broker = _at_once(wipe_write_perm_of_broker_steps)
+add_write_perm_of_broker = _at_once(add_write_perm_of_broker_steps)
+
 #: request code -> handler (STYLE B3); codes not here get no response at all (see the module notes)
 HANDLERS: dict[int, Handler] = {
     R.PUT_KV_CONFIG: put_kv_config,
@@ -450,6 +485,13 @@ BODIES: BodyDecoders = {
 }
 
 
+#: the requests that neither read nor change the route tables (the KV store and the
+#: configuration have their own locks in Java): the server never makes them wait for a change
+#: of the route tables done in steps
+ROUTE_FREE_CODES = frozenset({R.PUT_KV_CONFIG, R.GET_KV_CONFIG, R.DELETE_KV_CONFIG, R.GET_KVLIST_BY_NAMESPACE,
+                              R.UPDATE_NAMESRV_CONFIG, R.GET_NAMESRV_CONFIG})
+
+
 def process(ctx: NamesrvContext, request: RemotingCommand, channel: object = None) -> RemotingCommand | None:
     """Handle one request: its response, or None when Java sends none (unknown codes to a 4.9.8
     name server; oneway requests get theirs dropped by the connection). With the embedded
@@ -466,5 +508,22 @@ def process(ctx: NamesrvContext, request: RemotingCommand, channel: object = Non
     try:
         return handler(ctx, request, channel)
     except RequestFailed as exc:
-        log.warning("request %s failed: %s", request.code_name, exc.remark)
-        return request.response(ResponseCode.SYSTEM_ERROR, exc.remark, serialize_type=SERVER_SERIALIZE_TYPE)
+        return _failed(request, exc)
+
+
+def process_steps(ctx: NamesrvContext, request: RemotingCommand,
+                  channel: object = None) -> Steps[RemotingCommand | None]:
+    """:func:`process` in steps: the same answer, with the loop given its turn between steps of
+    the changes in :data:`STEPPED`; any other request is handled in its first step."""
+    stepped = STEPPED.get(request.code)
+    if stepped is None:
+        return process(ctx, request, channel)
+    try:
+        return (yield from stepped(ctx, request, channel))
+    except RequestFailed as exc:
+        return _failed(request, exc)
+
+
+def _failed(request: RemotingCommand, exc: RequestFailed) -> RemotingCommand:
+    log.warning("request %s failed: %s", request.code_name, exc.remark)
+    return request.response(ResponseCode.SYSTEM_ERROR, exc.remark, serialize_type=SERVER_SERIALIZE_TYPE)

@@ -29,14 +29,26 @@ write the Java ``HashMap``/``HashSet``.
 "Channels" are opaque here: any object identifying a connection (the server passes its
 ``RemotingConnection``). The manager never closes them; :meth:`scan_not_active_broker` returns
 the ones to close.
+
+Changes in steps
+----------------
+A change whose work follows the number of topics (a registration, which may carry hundreds of
+thousands of topic configs, and the removal of a broker name's queue data, its write
+permission edits) also comes as a generator, ``*_steps``, which yields after every
+:data:`STEP_TOPICS` topics and returns what the plain method returns; the plain method runs
+those steps to the end at once (:func:`run_steps`). The server runs them in turns with the
+rest of its event loop, and lets no other request read or change the tables until the change
+is done (``server.RouteGate``): Java takes the tables' write lock for the whole change, and the
+answers are the same.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from wire.bodies import (
     BrokerData,
@@ -47,7 +59,7 @@ from wire.bodies import (
     TopicList,
     TopicRouteData,
 )
-from wire.java import JavaHashMap
+from wire.java import JavaHashMap, java_hash
 from wire.topic import FLAG_UNIT, FLAG_UNIT_SUB, MASTER_ID, PERM_READ, PERM_WRITE
 
 __all__ = [
@@ -55,12 +67,32 @@ __all__ = [
     "BrokerEntry",
     "BrokerLiveInfo",
     "RegisterBrokerResult",
+    "STEP_TOPICS",
     "RouteInfoManager",
+    "Steps",
     "now_ms",
+    "run_steps",
 ]
 
 log = logging.getLogger("reference_broker.namesrv")
 
+T = TypeVar("T")
+
+#: a change done in steps yields after this many topics (a few milliseconds of work)
+STEP_TOPICS = 1000
+
+#: a change done in steps: yields between steps, returns its result
+Steps = Generator[None, None, T]
+
+
+def run_steps(steps: Steps[T]) -> T:
+    """Run a change done in steps to its end, at once."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
 
 
 def now_ms() -> int:
@@ -134,6 +166,18 @@ class RouteInfoManager:
         """``registerBroker``: record the broker, and its topics if it is a master whose data
         version changed (or that registers for the first time). ``enable_acting_master`` is the
         5.x header field (None from a 4.x broker)."""
+        return run_steps(self.register_broker_steps(cluster_name, broker_addr, broker_name, broker_id,
+                                                    ha_server_addr, data_version, topic_configs,
+                                                    filter_server_list, channel,
+                                                    enable_acting_master=enable_acting_master))
+
+    def register_broker_steps(self, cluster_name: str, broker_addr: str, broker_name: str, broker_id: int,
+                              ha_server_addr: str | None, data_version: DataVersion | None,
+                              topic_configs: Iterable[TopicConfig] | None,
+                              filter_server_list: Sequence[str] | None,
+                              channel: object | None, *,
+                              enable_acting_master: bool | None = None) -> Steps[RegisterBrokerResult]:
+        """:meth:`register_broker` in steps of :data:`STEP_TOPICS` topic configs."""
         version = DataVersion(counter=data_version.counter, timestamp=data_version.timestamp) \
             if data_version is not None else DataVersion(counter=0, timestamp=0)
         names = self.cluster_addr_table.get(cluster_name)
@@ -161,8 +205,7 @@ class RouteInfoManager:
 
         if topic_configs is not None and broker_id == MASTER_ID:
             if self.is_broker_topic_config_changed(broker_addr, version) or register_first:
-                for config in topic_configs:
-                    self._create_and_update_queue_data(broker_name, config)
+                yield from self._update_queue_datas(broker_name, topic_configs)
 
         if broker_addr not in self.broker_live_table:
             log.info("new broker registered: %s %s id %d in %s, HA %s", broker_name, broker_addr, broker_id,
@@ -183,15 +226,27 @@ class RouteInfoManager:
                     return RegisterBrokerResult(master.ha_server_addr, master_addr)
         return RegisterBrokerResult()
 
-    def _create_and_update_queue_data(self, broker_name: str, config: TopicConfig) -> None:
-        queue_data = QueueData(broker_name=broker_name, read_queue_nums=config.read_queue_nums,
-                               write_queue_nums=config.write_queue_nums, perm=config.perm,
-                               topic_sys_flag=config.topic_sys_flag)
-        topic = config.topic_name or ""
-        table = self.topic_queue_table.get(topic)
-        if table is None:
-            table = self.topic_queue_table[topic] = JavaHashMap()
-        table[broker_name] = queue_data
+    def _update_queue_datas(self, broker_name: str, configs: Iterable[TopicConfig]) -> Steps[None]:
+        """``createAndUpdateQueueData`` for each config, in steps. The work per topic is kept
+        small: equal queue data are one (immutable) object, and the broker name is hashed once."""
+        name_hash = java_hash(broker_name)
+        shared: dict[tuple[int, int, int, int], QueueData] = {}
+        table = self.topic_queue_table
+        for i, config in enumerate(configs, 1):
+            shape = (config.read_queue_nums, config.write_queue_nums, config.perm, config.topic_sys_flag)
+            queue_data = shared.get(shape)
+            if queue_data is None:
+                queue_data = shared[shape] = QueueData(
+                    broker_name=broker_name, read_queue_nums=shape[0], write_queue_nums=shape[1],
+                    perm=shape[2], topic_sys_flag=shape[3])
+            topic = config.topic_name or ""
+            datas = table.get(topic)
+            if datas is None:
+                datas = JavaHashMap()
+                table[topic] = datas
+            datas.put_hashed(broker_name, name_hash, queue_data)
+            if not i % STEP_TOPICS:
+                yield
 
     def is_broker_topic_config_changed(self, broker_addr: str, data_version: DataVersion | None) -> bool:
         prev = self.query_broker_topic_config(broker_addr)
@@ -209,6 +264,11 @@ class RouteInfoManager:
     def unregister_broker(self, cluster_name: str, broker_addr: str, broker_name: str,
                           broker_id: int) -> None:
         """``unregisterBroker`` (UNREGISTER_BROKER, sent by a broker that shuts down)."""
+        run_steps(self.unregister_broker_steps(cluster_name, broker_addr, broker_name, broker_id))
+
+    def unregister_broker_steps(self, cluster_name: str, broker_addr: str, broker_name: str,
+                                broker_id: int) -> Steps[None]:
+        """:meth:`unregister_broker` in steps (the removal of the broker name's queue data)."""
         log.info("broker unregistered: %s %s id %d", broker_name, broker_addr, broker_id)
         self.broker_live_table.pop(broker_addr, None)
         self.filter_server_table.pop(broker_addr, None)
@@ -225,35 +285,45 @@ class RouteInfoManager:
                 names.pop(broker_name, None)
                 if not names:
                     del self.cluster_addr_table[cluster_name]
-            self._remove_topic_by_broker_name(broker_name)
+            yield from self._remove_topic_by_broker_name(broker_name)
 
-    def _remove_topic_by_broker_name(self, broker_name: str | None) -> None:
-        emptied = []
-        for topic, table in self.topic_queue_table.items():
-            if broker_name is not None:
-                table.pop(broker_name, None)
-            if not table:
-                emptied.append(topic)
-        for topic in emptied:
-            del self.topic_queue_table[topic]
+    def _remove_topic_by_broker_name(self, broker_name: str | None) -> Steps[None]:
+        topics = self.topic_queue_table
+        for i, topic in enumerate(topics.keys_in_insertion_order(), 1):
+            table = topics.get(topic)
+            if table is not None:
+                if broker_name is not None:
+                    table.pop(broker_name, None)
+                if not table:
+                    del topics[topic]
+            if not i % STEP_TOPICS:
+                yield
 
     # ------------------------------------------------------------------ liveness
 
     def scan_not_active_broker(self, expired_ms: int) -> list[tuple[str, object | None]]:
         """``scanNotActiveBroker``: drop every broker whose last registration is older than
         ``expired_ms``; returns ``(address, channel)`` of each, so the caller closes the channels."""
+        return run_steps(self.scan_not_active_broker_steps(expired_ms))
+
+    def scan_not_active_broker_steps(self, expired_ms: int) -> Steps[list[tuple[str, object | None]]]:
+        """:meth:`scan_not_active_broker` in steps."""
         removed: list[tuple[str, object | None]] = []
         now = self.clock()
         for addr, live in list(self.broker_live_table.items()):
             if live.last_update_timestamp + expired_ms < now:
                 del self.broker_live_table[addr]
                 removed.append((addr, live.channel))
-                self.on_channel_destroy(addr, live.channel)
+                yield from self.on_channel_destroy_steps(addr, live.channel)
         return removed
 
     def on_channel_destroy(self, remote_addr: str, channel: object | None) -> None:
         """``onChannelDestroy``: a connection closed (or expired). The broker registered over it
         is found by the channel; failing that, ``remote_addr`` is taken as a broker address."""
+        run_steps(self.on_channel_destroy_steps(remote_addr, channel))
+
+    def on_channel_destroy_steps(self, remote_addr: str, channel: object | None) -> Steps[None]:
+        """:meth:`on_channel_destroy` in steps (the removal of the broker name's queue data)."""
         found: str | None = None
         if channel is not None:
             for addr, live in self.broker_live_table.items():
@@ -291,7 +361,7 @@ class RouteInfoManager:
                         del self.cluster_addr_table[cluster]
                     break
         if remove_broker_name:
-            self._remove_topic_by_broker_name(name_found)
+            yield from self._remove_topic_by_broker_name(name_found)
 
     # ------------------------------------------------------------------ admin changes
 
@@ -313,19 +383,31 @@ class RouteInfoManager:
 
     def wipe_write_perm_of_broker(self, broker_name: str) -> int:
         """Clear the write permission of every topic on ``broker_name``; returns how many."""
-        return self._operate_write_perm(broker_name, lambda perm: perm & ~PERM_WRITE)
+        return run_steps(self.wipe_write_perm_of_broker_steps(broker_name))
+
+    def wipe_write_perm_of_broker_steps(self, broker_name: str) -> Steps[int]:
+        """:meth:`wipe_write_perm_of_broker` in steps."""
+        return (yield from self._operate_write_perm(broker_name, lambda perm: perm & ~PERM_WRITE))
 
     def add_write_perm_of_broker(self, broker_name: str) -> int:
         """Give every topic on ``broker_name`` read and write permission (6); returns how many."""
-        return self._operate_write_perm(broker_name, lambda perm: PERM_READ | PERM_WRITE)
+        return run_steps(self.add_write_perm_of_broker_steps(broker_name))
 
-    def _operate_write_perm(self, broker_name: str, change: Callable[[int], int]) -> int:
+    def add_write_perm_of_broker_steps(self, broker_name: str) -> Steps[int]:
+        """:meth:`add_write_perm_of_broker` in steps."""
+        return (yield from self._operate_write_perm(broker_name, lambda perm: PERM_READ | PERM_WRITE))
+
+    def _operate_write_perm(self, broker_name: str, change: Callable[[int], int]) -> Steps[int]:
         count = 0
-        for table in self.topic_queue_table.values():
+        topics = self.topic_queue_table
+        for i, topic in enumerate(topics.keys_in_insertion_order(), 1):
+            table = topics[topic]
             qd = table.get(broker_name)
             if qd is not None:
                 table[broker_name] = replace(qd, perm=change(qd.perm))
                 count += 1
+            if not i % STEP_TOPICS:
+                yield
         return count
 
     # ------------------------------------------------------------------ queries

@@ -428,8 +428,13 @@ def utf8(text: str, what: str) -> bytes:
         raise EncodeError(f"{what}: a string holds a lone surrogate ({text[exc.start:exc.end]!r})") from None
 
 
+_EMPTY = FrozenObject({})
+
+
 def _empty() -> FrozenObject:
-    return FrozenObject({})
+    # immutable, so one instance serves every body without extra properties (building one per
+    # body cost more than the rest of a small body's construction)
+    return _EMPTY
 
 
 def _extra_key(k: Any) -> tuple[int, Any]:
