@@ -20,8 +20,13 @@ codes, a header with every field for every typed request and response header cla
 with every property for every registered body class; and SQL92 subscriptions, compiled as the
 broker compiles a consumer's and matched against properties with hostile numbers in them (a
 ``SelectorError`` counts as the refusal); and the 4.x HA sessions of :mod:`wire.ha.session`
-(the master's reading a slave's reports, the slave's reading transfers into its bounded buffer),
-fed in reads of varying size. The smallest seed of each request code is always kept.
+(the master's reading a slave's reports, the slave's reading transfers into its bounded buffer)
+and the 5.x AutoSwitch sessions of :mod:`wire.ha.autoswitch`, both ends (the master's reading a
+slave's HANDSHAKE and TRANSFER acks and cutting transfers from its epochs, the slave's reading
+the handshake reply, truncating to the consistent point and taking transfers into its log, from
+an empty log and from the log of the 5.0.0 failover capture), fed in reads of varying size and
+seeded from the AutoSwitch streams of the 5.0.0 captures and ``fixtures/controller`` and frames
+encoded here in each protocol version. The smallest seed of each request code is always kept.
 Each input is one seed put through one to three mutations:
 
 * ``bitflip`` / ``bytes``: flipped bits, bytes set to 0x00, 0x7F, 0x80, 0xFF;
@@ -86,6 +91,7 @@ from wire.ha import (  # noqa: E402
     encode_ha_message,
 )
 from wire.ha import frames as ha_frames  # noqa: E402
+from wire.ha.frames import EpochEntry, HandshakeReply, SlaveHandshake  # noqa: E402
 from wire.headers import (  # noqa: E402
     REQUEST_HEADERS,
     RESPONSE_HEADERS,
@@ -129,7 +135,7 @@ from wire.store import (  # noqa: E402
 )
 
 SHARED = Path(os.environ.get("MQCTL_SHARED", ROOT.parent / "shared"))
-CAPTURE_DIRS = (SHARED / "captures", ROOT / "fixtures" / "peers")
+CAPTURE_DIRS = (SHARED / "captures", ROOT / "fixtures" / "peers", ROOT / "fixtures" / "controller")
 VECTORS = ROOT / "fixtures" / "vectors"
 #: seeds kept per decoder (the smallest first: they mutate fastest and reach the same code)
 SEEDS_PER_TARGET = 400
@@ -274,6 +280,83 @@ def _ha_slave_session(_ctx: Any, data: bytes) -> object:
     return session.transfers
 
 
+#: the AutoSwitch logs the sessions run on: (epoch entries, min offset, max offset); the second is
+#: the new master's of 13-failover (epochs 1 and 2) and the old master's log as it rejoined
+_AS_LOGS = (((), 0, 0), (((1, 0),), 0, 32830), (((1, 0), (2, 48130)), 0, 127690), (((1, 0),), 0, 48130))
+_AS_PROTOCOLS = (HAProtocol.AUTOSWITCH_5_0, HAProtocol.AUTOSWITCH_5_1_0, HAProtocol.AUTOSWITCH_5_1_1)
+
+
+def _autoswitch_master_session(ctx: Any, data: bytes) -> object:
+    """A 5.x master's AutoSwitch session reading a slave's bytes (the HA port, open to any
+    client): the handshake is answered, the first ack starts the transfer, and each read lets the
+    master cut up to four frames from its log and heartbeat, as its writer does."""
+    from wire.ha.autoswitch import AutoSwitchMasterSession, EpochCache
+
+    protocol, (entries, master_min, master_max) = ctx
+    cache = EpochCache(EpochEntry(e, o) for e, o in entries)
+    session = AutoSwitchMasterSession(protocol, transfer_batch_size=4096, now_ms=0)
+    sent: list[bytes] = []
+    for i, piece in enumerate(_pieces(data)):
+        now = i * 1000
+        for msg in session.receive_data(piece, now_ms=now, master_max_offset=master_max):
+            if isinstance(msg, SlaveHandshake):
+                sent.append(session.handshake_reply(cache, master_max))
+        if session.requested and not session.started:
+            session.start(cache, master_min_offset=master_min, master_max_offset=master_max)
+        for _ in range(4):
+            if not session.started or session.next_transfer >= master_max:
+                break
+            cut = session.next_header(master_max - session.next_transfer, cache, master_max)
+            if cut is None:
+                break
+            sent.append(cut[0])
+        if session.requested and session.heartbeat_due(now):
+            sent.append(session.heartbeat(cache, master_max))
+        session.wrote(now)
+    return len(sent)
+
+
+def _autoswitch_slave_session(ctx: Any, data: bytes) -> object:
+    """A 5.x slave's AutoSwitch session reading what its master sends: the handshake reply cuts
+    the log to the consistent point (none: the slave closes, a refusal), each transfer is checked
+    and appended, and the slave acks and heartbeats, as ``reference_broker.ha.autoswitch`` does."""
+    from wire.ha.autoswitch import AutoSwitchSlaveSession, EpochCache, TruncateTo
+    from wire.ha.session import HAProtocolError
+
+    protocol, (entries, _min, local_max) = ctx
+    cache = EpochCache(EpochEntry(e, o) for e, o in entries)
+    if protocol is HAProtocol.AUTOSWITCH_5_1_1:
+        session = AutoSwitchSlaveSession(protocol, broker_id=1, now_ms=0)
+    else:
+        session = AutoSwitchSlaveSession(protocol, address="127.0.0.1:31911", now_ms=0)
+    session.connected(local_max, 0)
+    acks = 0
+    for i, piece in enumerate(_pieces(data)):
+        now = i * 1000
+        items = session.receive_data(piece, cache, local_max, now)
+        while items:
+            after: list[Any] = []
+            for item in items:
+                if isinstance(item, TruncateTo):
+                    if item.offset < 0:
+                        raise HAProtocolError("no consistent point with the master's epochs", field="entries")
+                    if not item.fresh:
+                        local_max = min(local_max, item.offset)
+                    session.truncated(cache, item.offset, item.fresh)
+                    after = session.receive_data(b"", cache, local_max, now)
+                    continue
+                session.accept(item, cache, local_max)
+                if item.data:
+                    local_max = item.header.phy_offset + len(item.data)
+                session.appended(item, local_max)
+            items = after
+        if session.report(local_max, now) is not None:
+            acks += 1
+        if session.heartbeat_due(now):
+            session.heartbeat(now)
+    return acks, cache.entries()
+
+
 def _commitlog(_ctx: Any, data: bytes) -> object:
     items = list(scan_commitlog(data, verify_crc=True))
     last = items[-1][1] if items else None
@@ -308,6 +391,8 @@ DECODERS: dict[str, Decoder] = {
     "ha.epoch": lambda _c, d: decode_epoch_file(d),
     "ha.session.master": _ha_master_session,
     "ha.session.slave": _ha_slave_session,
+    "ha.session.autoswitch.master": _autoswitch_master_session,
+    "ha.session.autoswitch.slave": _autoswitch_slave_session,
     "capture.pcap": _capture(".pcap"),
     "capture.pcapng": _capture(".pcapng"),
     "sql92": _sql92,
@@ -474,6 +559,16 @@ def _capture_seeds(seeds: Seeds) -> None:
                 if HAProtocol(variant) is HAProtocol.V4:
                     seeds.add("ha.session.master" if direction == 0 else "ha.session.slave", None,
                               bytes(buf), source)
+                else:
+                    _autoswitch_session_seeds(seeds, HAProtocol(variant), direction == 0, bytes(buf), source)
+
+
+def _autoswitch_session_seeds(seeds: Seeds, protocol: HAProtocol, to_master: bool, data: bytes,
+                              source: str) -> None:
+    """An AutoSwitch stream as a seed of the session that reads it, on each log."""
+    target = "ha.session.autoswitch.master" if to_master else "ha.session.autoswitch.slave"
+    for log in _AS_LOGS:
+        seeds.add(target, (protocol, log), data, source)
 
 
 _HA_FRAME_DECODERS = {
@@ -582,8 +677,35 @@ def _made_seeds(seeds: Seeds) -> None:
     seeds.add("ha.session.slave", None, pack_transfer_header(0, 0) + pack_transfer_header(0, 40) + b"r" * 40
               + pack_transfer_header(40, 0) + pack_transfer_header(40, 8) + b"s" * 8, src)
     seeds.add("fastjson", None, b"{0:\"127.0.0.1:10911\",1:'x',{\"a\":1}:[1.5,2E7,-0.0,true,null]}", src)
+    _autoswitch_made_seeds(seeds, src)
     for selector in _SELECTORS:
         seeds.add("sql92", None, selector.encode(), src)
+
+
+def _autoswitch_made_seeds(seeds: Seeds, src: str) -> None:
+    """Both directions of an AutoSwitch session in every protocol version (the captures are
+    5.0.0 only): a handshake and acks; a handshake reply and transfers across an epoch end."""
+    from wire.ha.autoswitch import pack_epoch_transfer_header, pack_transfer_ack
+
+    for protocol in _AS_PROTOCOLS:
+        if protocol is HAProtocol.AUTOSWITCH_5_1_1:
+            handshake = SlaveHandshake(True, False, broker_id=2)
+        else:
+            handshake = SlaveHandshake(False, True, address="127.0.0.1:31911")
+        to_master = encode_ha_message(handshake, protocol) + b"".join(
+            pack_transfer_ack(o) for o in (48130, 48130, 52226, 56322, 56322))
+        reply = HandshakeReply(127690, 2, (EpochEntry(1, 0), EpochEntry(2, 48130)))
+        to_slave = (encode_ha_message(reply, protocol)
+                    + pack_epoch_transfer_header(48130, 0, 2, 48130, 47110)
+                    + pack_epoch_transfer_header(48130, 40, 2, 48130, 48130) + b"d" * 40
+                    + pack_epoch_transfer_header(48170, 8, 2, 48130, 48170) + b"e" * 8)
+        for_fresh = (encode_ha_message(HandshakeReply(48200, 2, reply.entries), protocol)
+                     + pack_epoch_transfer_header(0, 24, 1, 0, 0) + b"f" * 24
+                     + pack_epoch_transfer_header(24, 16, 2, 24, 24) + b"g" * 16)
+        for log in _AS_LOGS:
+            seeds.add("ha.session.autoswitch.master", (protocol, log), to_master, src)
+            seeds.add("ha.session.autoswitch.slave", (protocol, log), to_slave, src)
+            seeds.add("ha.session.autoswitch.slave", (protocol, log), for_fresh, src)
 
 
 _HEADER_TEXT = {

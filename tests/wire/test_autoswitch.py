@@ -115,6 +115,23 @@ def test_slave_refuses_a_transfer_that_does_not_continue_its_log() -> None:
         s.accept(tr, EpochCache(E((1, 0))), 100)
 
 
+@pytest.mark.parametrize("offset", [LONG_MAX, LONG_MAX - 3, -1, -(2**63)])
+def test_an_empty_slave_refuses_data_outside_a_logs_offsets(offset: int) -> None:
+    """Found by fuzzing (benchmarks/fuzz_wire.py, ha.session.autoswitch.slave): an empty slave
+    takes a transfer at any offset, and one ending past 2^63-1 made its next ack raise
+    struct.error; one at a negative offset went to the store as is."""
+    s = AutoSwitchSlaveSession(address="a:1")
+    s.connected(0, 0)
+    cache = EpochCache()
+    s.truncated(cache, 0, True)
+    (tr,) = s.receive_data(pack_epoch_transfer_header(offset, 4, 1, 0, 0) + b"abcd", cache, 0, 1)
+    with pytest.raises(HAProtocolError, match="does not fit a log's offsets"):
+        s.accept(tr, cache, 0)
+    # a heartbeat (no data) at -1 is what an empty master sends: taken
+    (hb,) = s.receive_data(pack_epoch_transfer_header(-1, 0, 1, 0, 0), cache, 0, 2)
+    s.accept(hb, cache, 0)
+
+
 def test_slave_refuses_frames_in_the_wrong_state() -> None:
     s = AutoSwitchSlaveSession(address="a:1")
     s.connected(0, 0)

@@ -346,6 +346,12 @@ class AutoSwitchSlaveSession:
             raise HAProtocolError(
                 f"master transfer offset {h.phy_offset} is not the slave's end {local_max_offset}",
                 offset=8, field="phy_offset", expected=local_max_offset, found=h.phy_offset)
+        if transfer.data and not 0 <= h.phy_offset <= LONG_MAX - len(transfer.data):
+            # an empty slave takes any start (as Java's), but not data outside the offsets a log
+            # and the slave's int64 acks can hold
+            raise HAProtocolError(
+                f"master transfer of {len(transfer.data)} bytes at offset {h.phy_offset} does not fit "
+                f"a log's offsets (0 to {LONG_MAX})", offset=8, field="phy_offset", found=h.phy_offset)
         if h.epoch != self.received_epoch:
             self.received_epoch = h.epoch
             cache.append(h.epoch, h.epoch_start_offset)
