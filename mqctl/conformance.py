@@ -405,6 +405,10 @@ def replay(
         "--html", help="Write the verdicts as an HTML page here (a row per request, the differences "
         "shown).")] = None,
     wait: Annotated[float, typer.Option(help="Seconds to wait for each answer.")] = 10.0,
+    local_cluster: Annotated[Path | None, typer.Option(
+        "--local-cluster", help="Replay against the local cluster of this directory (mqctl cluster up "
+        "--dir DIR): its name server, broker-a and broker-a-s, which the replay freezes (SIGSTOP), "
+        "stops and starts again for the captures recorded so (the 09-* SYNC_MASTER ones).")] = None,
 ) -> None:
     """Re-send the client requests of captures to a target and compare the answers with the
     recorded ones (exit 1 when a difference is not explained). Without --namesrv, a reference
@@ -437,9 +441,39 @@ def replay(
         except SetupError as err:
             raise CliError(str(err)) from None
 
+    if local_cluster is not None and any((namesrv, broker, slave, controller)):
+        raise UsageError("--local-cluster names the target: not with --namesrv, --broker, --slave or "
+                         "--controller")
     if namesrv is None and any((broker, slave, controller)):
         raise UsageError("give --namesrv with --broker/--slave/--controller")
-    if namesrv is None:
+    if local_cluster is not None:
+        from conformance.target import Target
+
+        from .local import LocalClusterError, cluster_dir, process_thaw, slave_control
+
+        directory = cluster_dir(local_cluster)
+        try:
+            control = slave_control(directory, "broker-a-s")
+            procs = {p.name: p for p in _local_processes(directory)}
+        except LocalClusterError as err:
+            raise UsageError(f"--local-cluster {local_cluster}: {err}") from None
+        target = Target(name=str(directory), namesrv=procs["namesrv"].addr, broker=procs["broker-a"].addr,
+                        slave=procs["broker-a-s"].addr)
+        _reachable(target)
+        kw["slave"] = control
+        before = control.state
+        try:
+            result = run(target)
+        finally:
+            if control.state == "frozen":
+                process_thaw(directory, "broker-a-s")
+                control.state = "up"
+        if control.state != before:  # the slave as it was found (started again after the stopped captures)
+            try:
+                settings(ctx).output.info(f"set-up: {asyncio.run(control(before))}")
+            except LocalClusterError as err:
+                settings(ctx).output.warn(f"broker-a-s was left {control.state}: {err}")
+    elif namesrv is None:
         from conformance.refcluster import ReferenceCluster, ReferenceClusterError
 
         settings(ctx).output.info("no --namesrv: starting a reference cluster of ours (name server, master, "
@@ -467,6 +501,14 @@ def replay(
     _print_replay(ctx, result, json_file, html_file)
     if result.unexplained:
         raise typer.Exit(EXIT_FAILURE)
+
+
+def _local_processes(directory: Path) -> Any:
+    import asyncio
+
+    from .local import cluster_status
+
+    return asyncio.run(cluster_status(directory)).processes
 
 
 def _print_replay(ctx: typer.Context, report: Any, json_file: Path | None, html_file: Path | None) -> None:

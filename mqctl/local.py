@@ -46,6 +46,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from wire.admin.errors import AdminError, BadRequest
 
@@ -68,6 +69,7 @@ __all__ = [
     "process_stop",
     "process_thaw",
     "purge_directory",
+    "slave_control",
 ]
 
 STATE_FILE = "cluster.json"
@@ -735,3 +737,92 @@ def process_start(directory: Path, name: str, *, wait: float = 20.0) -> LocalPro
         _replaced(cluster, _stop(started, 5.0))
         raise
     return started
+
+
+async def _ha_in_sync(master: str, timeout: float) -> int:
+    """Wait until ``master`` counts a slave in sync (GET_BROKER_HA_STATUS); the count."""
+    from wire.admin.client import AdminClient
+    from wire.bodies import HARuntimeInfo
+    from wire.codes import RequestCode, ResponseCode
+    from wire.errors import WireError
+
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    seen = "no answer"
+    async with AdminClient([master], timeout=5.0) as client:
+        while loop.time() < end:
+            try:
+                r = await client.invoke(master, RequestCode.GET_BROKER_HA_STATUS)
+                n = -1
+                if r.code == ResponseCode.SUCCESS:
+                    n = HARuntimeInfo.decode(r.body or b"{}").in_sync_slave_nums
+                seen = f"{n} slave(s) in sync"
+                if n >= 1:
+                    return n
+            except WireError as err:
+                seen = str(err)
+            await asyncio.sleep(0.2)
+    raise LocalClusterError(f"the slave of {master} did not get in sync within {timeout:g}s ({seen})")
+
+
+async def _unlisted(namesrv: str, addr: str, timeout: float) -> None:
+    """Wait until the name server no longer lists ``addr`` (a stopped broker has unregistered)."""
+    from wire.admin.client import AdminClient
+    from wire.admin.common import cluster_info
+    from wire.errors import WireError
+
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    async with AdminClient([namesrv], timeout=5.0) as client:
+        while loop.time() < end:
+            with contextlib.suppress(WireError):
+                info = await cluster_info(client)
+                if all(addr not in b.broker_addrs.values() for b in info.broker_addr_table.values()):
+                    return
+            await asyncio.sleep(0.2)
+    raise LocalClusterError(f"the name server {namesrv} still lists {addr} after {timeout:g}s")
+
+
+def slave_control(directory: Path, slave: str = "broker-a-s", *, wait: float = 60.0) -> Any:
+    """An async ``control(state)`` for ``conformance.replay`` (its ``slave=``): puts the local
+    cluster's ``slave`` process ``up`` (thawed or started again, then in sync with its master),
+    ``frozen`` (SIGSTOP) or ``stopped`` (SIGTERM, then dropped by the name server), and returns a
+    line saying what it did. :attr:`state` says where it left the slave, so that a caller can
+    thaw it before stopping the cluster."""
+    cluster, proc = _process(directory, slave)
+    master_name = slave.removesuffix("-s")
+    if master_name == slave or master_name not in {p.name for p in cluster.processes}:
+        raise LocalClusterError(f"{slave} is not a slave of the layout (its master would be {master_name})")
+    _, master = _process(directory, master_name)
+    master_addr = master.addr
+
+    class Control:
+        state = "up" if _alive(proc) else "stopped"
+
+        async def __call__(self, wanted: str) -> str:
+            loop = asyncio.get_running_loop()
+            before = self.state
+            if before == "frozen" and wanted != "frozen":
+                await loop.run_in_executor(None, process_thaw, directory, slave)
+                self.state = "up"
+            if wanted == "up":
+                if before == "stopped":
+                    await loop.run_in_executor(None, lambda: process_start(directory, slave, wait=wait))
+                self.state = "up"
+                in_sync = await _ha_in_sync(master_addr, wait)
+                return f"{slave} up ({before} before), {in_sync} slave(s) in sync"
+            if wanted == "frozen":
+                if before != "up":
+                    raise LocalClusterError(f"{slave} is {before}: only a running slave can be frozen")
+                await loop.run_in_executor(None, process_freeze, directory, slave)
+                self.state = "frozen"
+                return f"{slave} frozen (SIGSTOP)"
+            if wanted == "stopped":
+                done = await loop.run_in_executor(None, lambda: process_stop(directory, slave, wait=wait))
+                self.state = "stopped"
+                await _unlisted(cluster.namesrv_addr, proc.addr, wait)
+                how = "SIGTERM" if done.state == "stopped" else f"SIGKILL: SIGTERM left it running {wait:g}s"
+                return f"{slave} stopped ({how}; the name server no longer lists it)"
+            raise BadRequest(f"unknown slave state {wanted!r}: expected up, frozen or stopped")
+
+    return Control()

@@ -208,6 +208,12 @@ def _decode_pool() -> ThreadPoolExecutor:
         return _pool
 
 
+def _expire(fut: asyncio.Future[Any]) -> None:
+    """The timer of :meth:`RemotingConnection.request`: no answer in time."""
+    if not fut.done():
+        fut.set_exception(TimeoutError())
+
+
 def next_opaque() -> int:
     """A process-wide request id, as Java's ``RemotingCommand.requestId`` counter."""
     return next(_opaques) & 0x7FFFFFFF
@@ -550,16 +556,23 @@ class RemotingConnection(asyncio.Protocol):
         opaque = next_opaque()
         if cmd.opaque != opaque or cmd.flag & FLAG_ONEWAY:
             cmd = cmd.replace(opaque=opaque, flag=cmd.flag & ~FLAG_ONEWAY)
-        fut: asyncio.Future[RemotingCommand] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[RemotingCommand] = loop.create_future()
         self._pending.expect(cmd.flag, opaque, fut)
+        # the future itself is awaited, with a timer that fails it: ``asyncio.wait_for`` on Python
+        # 3.11 drops a cancellation that arrives as the answer does (a periodic job cancelled at
+        # shutdown then never stopped), and ``asyncio.timeout`` needs a task, which a handler run
+        # eagerly does not have
+        timer = loop.call_later(timeout, _expire, fut)
         try:
             self.send(cmd)
-            return await asyncio.wait_for(fut, timeout)
+            return await fut
         except TimeoutError:
             raise RequestTimeout(
                 f"no answer to {cmd.code_name} from {self.peer[0]}:{self.peer[1]} within {timeout:g}s"
             ) from None
         finally:
+            timer.cancel()
             self._pending.pop(opaque, None)
 
     def oneway(self, cmd: RemotingCommand) -> None:

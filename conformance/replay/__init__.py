@@ -175,6 +175,10 @@ async def replay_async(paths: Sequence[str | Path], target: Target, *, mapping: 
                 if (s.source, n) in made:
                     continue
                 made.add((s.source, n))
+                if slave is not None and slave_now != "up":
+                    # the set-up's sends need the slave (a SYNC_MASTER refuses them without it)
+                    report.setup.append(f"{Path(s.source).name} (before the set-up): " + await slave("up"))
+                    slave_now = "up"
                 if not found.broker:
                     raise SetupError("the set-up needs the target's broker (--broker, or a name server that "
                                      "lists it)")
