@@ -108,10 +108,8 @@ def test_slave_entries_of_set_up_files(tmp_path: Path) -> None:
 def test_mqctl_replays_them_against_a_local_cluster(sync_cluster: tuple[Path, Target]) -> None:
     """``mqctl conformance replay --local-cluster DIR``: the same control from the command line, and
     the slave left as it was found (running)."""
-    from mqctl.local import LocalClusterError, cluster_status
+    from mqctl.local import LocalClusterError, cluster_status, process_start
     from tests.cli.test_e2e import run_mqctl
-
-    from mqctl.local import process_start
 
     directory, _target = sync_cluster
     with contextlib.suppress(LocalClusterError):  # the test before left it stopped
