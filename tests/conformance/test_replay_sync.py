@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.refcluster import free_port
 from conformance.replay import replay
 from conformance.target import Target
 from tests.conftest import shared_path
+from tests.javakit import free_port, free_ports
 from wire import RequestCode, ResponseCode
 
 pytestmark = pytest.mark.slow
@@ -37,8 +37,9 @@ def sync_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pat
     from mqctl.local import LocalClusterError, cluster_down, cluster_up, process_stop, process_thaw
 
     directory = tmp_path_factory.mktemp("sync") / "cluster"
-    # broker-a, broker-a-s, broker-b, broker-b-s at +0, +10, +20, +30, each with its HA (+1) and VIP (-2) port
-    broker_port = free_port(around=tuple(d + o for d in (0, 10, 20, 30) for o in (0, 1, -2) if d + o))
+    # broker-a, broker-a-s, broker-b, broker-b-s at +0, +10, +20, +30, each with its HA (+1) and VIP (-2)
+    # port, below the ephemeral range (where another process's connection may take a port first)
+    broker_port = free_ports(*(d + o for d in (0, 10, 20, 30) for o in (0, 1, -2)))
     cluster = cluster_up(directory, layout="2m-2s-sync", namesrv_port=free_port(), broker_port=broker_port,
                          wait=60)
     try:
