@@ -1,7 +1,14 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
-"""What both masters' per-slave connections (4.x and AutoSwitch) share: a socket served by a reader
-task and a writer task, closed once, with its reason, when either task ends; and stopping a
-service's tasks."""
+"""What the 4.x and AutoSwitch sides share.
+
+* :class:`ConnectionTasks`, a master's connection to one slave: a socket served by a reader task and
+  a writer task, closed once, with its reason, when either task ends; the writer sends the
+  CommitLog straight from the mapped files (:meth:`ConnectionTasks._send_commitlog`), the protocol
+  giving only each frame's header.
+* :class:`MasterLink`, a slave's client: one connection at a time to its master, made again after a
+  failure; a reader and a ticker on it; the replicated records dispatched right behind the copy.
+* Stopping a service's tasks (:func:`reap`, :func:`cancel_and_wait`).
+"""
 
 from __future__ import annotations
 
@@ -9,12 +16,30 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["reap", "ConnectionTasks", "cancel_and_wait"]
+from wire.bodies import HAClientRuntimeInfo
+from wire.errors import DecodeError
+
+from ..periodic import wait_event
+from ..store import MessageStore, StoreError
+from . import _sock
+from .stats import TransferSpeed, now_ms
+
+__all__ = ["CONNECT_TIMEOUT_S", "DISPATCH_SLICE", "GATHER_FRAMES", "TICK_S", "ConnectionTasks", "MasterLink",
+           "cancel_and_wait", "reap"]
 
 log = logging.getLogger("reference_broker.ha")
+
+#: frames per sendmsg during a catch-up (two buffers each: header and data)
+GATHER_FRAMES = 64
+#: how long a slave's connect to its master may take
+CONNECT_TIMEOUT_S = 3.0
+#: how often a slave looks at its heartbeat and housekeeping
+TICK_S = 1.0
+#: records dispatched between two looks at the socket while a slave dispatches behind its copy
+DISPATCH_SLICE = 256
 
 
 async def reap(task: asyncio.Task[Any]) -> None:
@@ -71,6 +96,48 @@ class ConnectionTasks:
         """The connection is closed (once): tell the owner."""
         raise NotImplementedError
 
+    async def _send(self, buffers: list[bytes | memoryview]) -> None:
+        """Send ``buffers`` in order: what the socket takes now, the rest when it can."""
+        rest = _sock.send_now(self.sock, buffers)
+        if rest:
+            await asyncio.get_running_loop().sock_sendall(self.sock, rest)
+
+    async def _send_commitlog(self, store: MessageStore, next_offset: Callable[[], int], batch_size: int,
+                              frame: Callable[[int], tuple[bytes, int] | None]) -> int:
+        """Send the CommitLog from ``next_offset()`` on, at most :data:`GATHER_FRAMES` frames in one
+        ``sendmsg``, each frame's data a read-only view of the mapped file (at most ``batch_size``
+        bytes, never across a file end). ``frame(n)`` is the protocol's part: the header of a frame
+        that may carry the ``n`` bytes there and how many it does carry (it moves the session's
+        cursor on), or None for no frame now. Returns the data bytes sent, -1 when nothing was
+        there to send. The views are released before the socket is waited for."""
+        buffers: list[bytes | memoryview] = []
+        views: list[memoryview] = []
+        sent = 0
+        try:
+            while len(buffers) < 2 * GATHER_FRAMES:
+                view = store.commitlog_view(next_offset(), batch_size)
+                if view is None:
+                    break
+                cut = frame(len(view))
+                if cut is None:
+                    view.release()
+                    break
+                header, size = cut
+                part = view[:size]
+                views += [part, view]
+                buffers += [header, part]
+                sent += size
+            if not buffers:
+                return -1
+            rest = _sock.send_now(self.sock, buffers)
+        finally:
+            buffers.clear()
+            for v in views:
+                v.release()
+        if rest:
+            await asyncio.get_running_loop().sock_sendall(self.sock, rest)
+        return sent
+
     def _task_done(self, task: asyncio.Task[None]) -> None:
         if task.cancelled():
             return
@@ -97,3 +164,159 @@ class ConnectionTasks:
             loop.remove_writer(self.sock.fileno())
         self.sock.close()
         self._closed(reason)
+
+
+class MasterLink:
+    """What both slaves' clients (4.x ``HAClient``, ``AutoSwitchHAClient``) share: one connection at
+    a time to the master's HA address, made again after a failure or when the address changes;
+    on it a reader (:meth:`_read`, the protocol's part) and a ticker for heartbeats and
+    housekeeping; and a dispatcher task that dispatches the replicated records right behind the
+    copy (``ReputMessageService``), in slices between two reads of the socket, so the reader and
+    its acks never wait for the ConsumeQueues and the index."""
+
+    #: for the task names and the log lines
+    kind = "HA client"
+    #: the wait after a failed connect, or while no master address is known
+    retry_interval_s = 5.0
+    #: the wait after a connection ended (at least; see :meth:`_pause_after`)
+    pause_after_connection_s = 0.0
+    #: a connection that ends sooner than this waits as long before the next connect
+    min_connection_s = 0.0
+    #: how often heartbeats and housekeeping are looked at
+    tick_s = TICK_S
+
+    def __init__(self, store: MessageStore) -> None:
+        self.store = store
+        self.connected = False
+        self.connects = 0
+        self.last_error: str | None = None
+        self.speed = TransferSpeed()
+        self._sock: socket.socket | None = None
+        self._send_lock = asyncio.Lock()
+        self._changed = asyncio.Event()
+        self._appended = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # ------------------------------------------------------------------ the protocol's part
+    def _master_address(self) -> str | None:
+        raise NotImplementedError
+
+    async def _connected(self, sock: socket.socket) -> None:
+        """The connection is made: say what the protocol says first."""
+        raise NotImplementedError
+
+    async def _read(self, sock: socket.socket) -> None:
+        """Receive, append and ack until the connection ends (raise to end it)."""
+        raise NotImplementedError
+
+    def _tick_due(self, now: int) -> bytes | None:
+        """Every :attr:`tick_s`: a heartbeat to send, or None; raise :class:`TimeoutError` when the
+        master has been silent too long."""
+        raise NotImplementedError
+
+    def _failed(self, addr: str, exc: Exception) -> None:
+        log.warning("%s: connection to %s: %s", self.kind, addr, exc)
+
+    # ------------------------------------------------------------------ life cycle
+    def start_tasks(self) -> None:
+        name = self.kind.replace(" ", "-").lower()
+        self._tasks = [asyncio.create_task(self._run(), name=name),
+                       asyncio.create_task(self._dispatch(), name=f"{name}-dispatch")]
+
+    async def stop_tasks(self) -> None:
+        """Stop the tasks, close the connection and dispatch what was copied (the store goes on
+        without this client: as a master, or stopping)."""
+        await cancel_and_wait(self._tasks)
+        self._tasks = []
+        self._close(f"the {self.kind} stops")
+        self.store.dispatch_replica()
+
+    def _address_changed(self) -> None:
+        self._changed.set()
+        if self._sock is not None:
+            self._close("the master address changed")
+
+    async def _dispatch(self) -> None:
+        store = self.store
+        while True:
+            await self._appended.wait()
+            self._appended.clear()
+            while store.dispatch_replica(DISPATCH_SLICE):
+                await asyncio.sleep(0)
+
+    def _close(self, reason: str) -> None:
+        sock, self._sock = self._sock, None
+        self.connected = False
+        if sock is not None:
+            log.info("%s: closing the connection to the master (%s)", self.kind, reason)
+            sock.close()
+
+    async def _wait_change(self, seconds: float) -> None:
+        self._changed.clear()
+        if seconds > 0:
+            await wait_event(self._changed, seconds)
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            addr = self._master_address()
+            if not addr:
+                await self._wait_change(self.retry_interval_s)
+                continue
+            try:
+                self._sock = await _sock.connect(addr, CONNECT_TIMEOUT_S)
+            except (OSError, TimeoutError, ValueError) as exc:
+                self.last_error = f"connect to {addr}: {exc}"
+                log.debug("%s: %s", self.kind, self.last_error)
+                await self._wait_change(self.retry_interval_s)
+                continue
+            self.connects += 1
+            self.connected = True
+            started = loop.time()
+            log.info("%s connected to master %s", self.kind, addr)
+            try:
+                await self._serve(self._sock)
+            except (OSError, DecodeError, StoreError) as exc:
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                self._failed(addr, exc)
+            finally:
+                self._close("reconnecting")
+            lasted = loop.time() - started
+            # a master that closes at once (it refuses this slave) is not dialled in a tight loop
+            pause = max(self.pause_after_connection_s,
+                        self.min_connection_s if lasted < self.min_connection_s else 0.0)
+            await self._wait_change(pause)
+
+    async def _serve(self, sock: socket.socket) -> None:
+        await self._connected(sock)
+        ticker = asyncio.create_task(self._tick(sock))
+        try:
+            await self._read(sock)
+        finally:
+            ticker.cancel()
+            await reap(ticker)
+
+    async def _send(self, sock: socket.socket, data: bytes) -> None:
+        async with self._send_lock:
+            rest = _sock.send_now(sock, [data])
+            if rest:
+                await asyncio.get_running_loop().sock_sendall(sock, rest)
+
+    async def _tick(self, sock: socket.socket) -> None:
+        while True:
+            await asyncio.sleep(self.tick_s)
+            try:
+                heartbeat = self._tick_due(now_ms())
+            except TimeoutError:
+                sock.shutdown(socket.SHUT_RDWR)  # the reader sees the end and the loop reconnects
+                return
+            if heartbeat is not None:
+                await self._send(sock, heartbeat)
+
+    def _runtime_info(self, master_addr: str | None, last_read_ms: int,
+                      last_write_ms: int) -> HAClientRuntimeInfo:
+        return HAClientRuntimeInfo(
+            master_addr=master_addr or "", transferred_byte_in_second=self.speed.per_second(),
+            max_offset=self.store.commitlog_max_offset(),
+            last_read_timestamp=last_read_ms if self.connects else 0,
+            last_write_timestamp=last_write_ms if self.connects else 0, master_flush_offset=0)

@@ -43,16 +43,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from wire.bodies import HAClientRuntimeInfo, HAConnectionRuntimeInfo, HARuntimeInfo
-from wire.errors import DecodeError
 from wire.ha import EpochTransfer, HAProtocol
 from wire.ha.autoswitch import AutoSwitchMasterSession, AutoSwitchSlaveSession, TruncateTo
 from wire.ha.frames import SlaveHandshake
 from wire.ha.session import HAProtocolError
 
 from ..periodic import wait_event
-from ..store import MessageStore, PutStatus, StoreError
+from ..store import MessageStore, PutStatus
 from . import _sock
-from ._conn import ConnectionTasks, cancel_and_wait, reap
+from ._conn import ConnectionTasks, MasterLink, cancel_and_wait
 from .config import HAConfig
 from .epochfile import EpochFile, fsync_dir
 from .stats import TransferSpeed, now_ms
@@ -63,12 +62,9 @@ __all__ = ["AutoSwitchClient", "AutoSwitchConnection", "AutoSwitchHAService", "C
 log = logging.getLogger("reference_broker.ha")
 
 READ_SIZE = 65536
-GATHER_FRAMES = 64
 HOUSEKEEPING_PERIOD_S = 1.0
 RETRY_INTERVAL_S = 1.0
-CONNECT_TIMEOUT_S = 3.0
 TICK_S = 0.5
-DISPATCH_SLICE = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +158,6 @@ class AutoSwitchConnection(ConnectionTasks):
             self._wake.set()
 
     async def _write(self) -> None:
-        loop = asyncio.get_running_loop()
         session = self.session
         service = self.service
         store = service.store
@@ -171,7 +166,7 @@ class AutoSwitchConnection(ConnectionTasks):
             if self._reply_due:
                 self._reply_due = False
                 reply = session.handshake_reply(service.epochs.cache, store.commitlog_max_offset())
-                await self._send(loop, [reply])
+                await self._send([reply])
                 session.wrote(now_ms())
                 continue
             if session.requested and not session.started:
@@ -180,59 +175,37 @@ class AutoSwitchConnection(ConnectionTasks):
                 if start >= 0:
                     log.info("master transfer data from %d to slave[%s], slave request %d", start,
                              session.slave, session.request_offset)
-            if session.started and await self._send_available(loop):
+            if session.started and await self._send_available():
                 await asyncio.sleep(0)
                 continue
             now = now_ms()
             if session.requested and session.heartbeat_due(now):
-                await self._send(loop, [session.heartbeat(service.epochs.cache, service.confirm_offset)])
+                await self._send([session.heartbeat(service.epochs.cache, service.confirm_offset)])
                 session.wrote(now_ms())
                 continue
             if session.started and store.commitlog_max_offset() <= session.next_transfer:
                 service.caught_up(session.slave, now)
             await wait_event(self._wake, 0.1 if not session.started else 0.5)
 
-    async def _send_available(self, loop: asyncio.AbstractEventLoop) -> bool:
+    async def _send_available(self) -> bool:
         session = self.session
         service = self.service
         store = service.store
-        buffers: list[bytes | memoryview] = []
-        views: list[memoryview] = []
-        sent = 0
-        try:
-            while len(views) < GATHER_FRAMES:
-                view = store.commitlog_view(session.next_transfer, session.transfer_batch_size)
-                if view is None:
-                    break
-                cut = session.next_header(len(view), service.epochs.cache, service.confirm_offset)
-                if cut is None:
-                    view.release()
-                    break
-                header, size = cut
+
+        def frame(available: int) -> tuple[bytes, int] | None:
+            cut = session.next_header(available, service.epochs.cache, service.confirm_offset)
+            if cut is not None:
                 self.last_master_max = store.commitlog_max_offset()
                 self.last_transfer_ms = now_ms()
-                buffers.append(header)
-                part = view[:size]
-                buffers.append(part)
-                views += [part, view]
-                sent += size
-            if not views:
-                return False
-            rest = _sock.send_now(self.sock, buffers)
-        finally:
-            buffers.clear()
-            for v in views:
-                v.release()
-        if rest:
-            await loop.sock_sendall(self.sock, rest)
+            return cut
+
+        sent = await self._send_commitlog(store, lambda: session.next_transfer, session.transfer_batch_size,
+                                          frame)
+        if sent < 0:
+            return False
         session.wrote(now_ms())
         self.speed.add(sent)
         return True
-
-    async def _send(self, loop: asyncio.AbstractEventLoop, buffers: list[bytes | memoryview]) -> None:
-        rest = _sock.send_now(self.sock, buffers)
-        if rest:
-            await loop.sock_sendall(self.sock, rest)
 
     def runtime_info(self, master_max: int) -> HAConnectionRuntimeInfo:
         s = self.session
@@ -245,10 +218,17 @@ class AutoSwitchConnection(ConnectionTasks):
 
 # ------------------------------------------------------------------------------------ slave side
 
-class AutoSwitchClient:
-    """The slave's connection to its master (``AutoSwitchHAClient``)."""
+class AutoSwitchClient(MasterLink):
+    """The slave's connection to its master (``AutoSwitchHAClient``; the connection's life cycle
+    is :class:`._conn.MasterLink`'s)."""
+
+    kind = "AutoSwitch HA client"
+    retry_interval_s = RETRY_INTERVAL_S
+    pause_after_connection_s = RETRY_INTERVAL_S
+    tick_s = TICK_S
 
     def __init__(self, service: AutoSwitchHAService, slave_id: int) -> None:
+        super().__init__(service.store)
         self.service = service
         cfg, mode = service.config, service.mode
         self.session = AutoSwitchSlaveSession(
@@ -257,98 +237,29 @@ class AutoSwitchClient:
             heartbeat_interval_ms=cfg.heartbeat_interval_ms,
             housekeeping_interval_ms=cfg.housekeeping_interval_ms, now_ms=now_ms())
         self.master_ha_address: str | None = None
-        self.connected = False
-        self.connects = 0
         self.truncations: list[int] = []
         self.refusals = 0
-        self.last_error: str | None = None
-        self.speed = TransferSpeed()
-        self._sock: socket.socket | None = None
-        self._changed = asyncio.Event()
-        self._appended = asyncio.Event()
-        self._send_lock = asyncio.Lock()
-        self._tasks: list[asyncio.Task[None]] = []
 
     def update_ha_master_address(self, addr: str | None) -> None:
         if addr == self.master_ha_address:
             return
         log.info("update master HA address, OLD: %s NEW: %s", self.master_ha_address, addr)
         self.master_ha_address = addr
-        self._changed.set()
-        if self._sock is not None:
-            self._close("the master address changed")
+        self._address_changed()
 
     def start(self) -> None:
-        self._tasks = [asyncio.create_task(self._run(), name="ha5-client"),
-                       asyncio.create_task(self._dispatch(), name="ha5-dispatch")]
+        self.start_tasks()
 
     async def stop(self) -> None:
-        await cancel_and_wait(self._tasks)
-        self._tasks = []
-        self._close("the client stops")
-        store = self.service.store
-        if store.running:
-            store.dispatch_replica()
+        await self.stop_tasks()
 
-    async def _dispatch(self) -> None:
-        store = self.service.store
-        while True:
-            await self._appended.wait()
-            self._appended.clear()
-            while store.dispatch_replica(DISPATCH_SLICE):
-                await asyncio.sleep(0)
+    # ------------------------------------------------------------------ the connection
+    def _master_address(self) -> str | None:
+        return self.master_ha_address
 
-    def _close(self, reason: str) -> None:
-        sock, self._sock = self._sock, None
-        self.connected = False
-        if sock is not None:
-            log.info("AutoSwitch HA client: closing the connection to the master (%s)", reason)
-            sock.close()
-
-    async def _wait_change(self, seconds: float) -> None:
-        self._changed.clear()
-        await wait_event(self._changed, seconds)
-
-    async def _run(self) -> None:
-        while True:
-            addr = self.master_ha_address
-            if not addr:
-                await self._wait_change(RETRY_INTERVAL_S)
-                continue
-            try:
-                self._sock = await _sock.connect(addr, CONNECT_TIMEOUT_S)
-            except (OSError, TimeoutError, ValueError) as exc:
-                self.last_error = f"connect to {addr}: {exc}"
-                await self._wait_change(RETRY_INTERVAL_S)
-                continue
-            self.connects += 1
-            self.connected = True
-            log.info("AutoSwitch HA client connected to master %s", addr)
-            try:
-                await self._serve(self._sock)
-            except (OSError, DecodeError, StoreError) as exc:
-                self.last_error = f"{type(exc).__name__}: {exc}"
-                log.warning("AutoSwitch HA client: connection to %s: %s", addr, exc)
-            finally:
-                self._close("reconnecting")
-            await self._wait_change(RETRY_INTERVAL_S)
-
-    async def _send(self, sock: socket.socket, data: bytes) -> None:
-        async with self._send_lock:
-            rest = _sock.send_now(sock, [data])
-            if rest:
-                await asyncio.get_running_loop().sock_sendall(sock, rest)
-
-    async def _serve(self, sock: socket.socket) -> None:
-        store = self.service.store
+    async def _connected(self, sock: socket.socket) -> None:
         self.service.truncate_invalid()   # the READY state's truncateInvalidMsg
-        await self._send(sock, self.session.connected(store.commitlog_max_offset(), now_ms()))
-        ticker = asyncio.create_task(self._tick(sock))
-        try:
-            await self._read(sock)
-        finally:
-            ticker.cancel()
-            await reap(ticker)
+        await self._send(sock, self.session.connected(self.store.commitlog_max_offset(), now_ms()))
 
     async def _read(self, sock: socket.socket) -> None:
         loop = asyncio.get_running_loop()
@@ -422,26 +333,17 @@ class AutoSwitchClient:
             log.info("CommitLog and epoch file cut at %d and on disk; following the master from there",
                      t.offset)
 
-    async def _tick(self, sock: socket.socket) -> None:
+    def _tick_due(self, now: int) -> bytes | None:
         session = self.session
-        while True:
-            await asyncio.sleep(TICK_S)
-            now = now_ms()
-            if session.expired(now):
-                log.warning("AutoSwitch HA client: the master %s sent nothing for %d ms",
-                            self.master_ha_address, now - session.last_read_ms)
-                sock.shutdown(socket.SHUT_RDWR)
-                return
-            if session.heartbeat_due(now):
-                await self._send(sock, session.heartbeat(now))
+        if session.expired(now):
+            log.warning("AutoSwitch HA client: the master %s sent nothing for %d ms",
+                        self.master_ha_address, now - session.last_read_ms)
+            raise TimeoutError("the master sent nothing for haHousekeepingInterval")
+        return session.heartbeat(now) if session.heartbeat_due(now) else None
 
     def runtime_info(self) -> HAClientRuntimeInfo:
         s = self.session
-        return HAClientRuntimeInfo(
-            master_addr=self.master_ha_address or "", transferred_byte_in_second=self.speed.per_second(),
-            max_offset=self.service.store.commitlog_max_offset(),
-            last_read_timestamp=s.last_read_ms if self.connects else 0,
-            last_write_timestamp=s.last_write_ms if self.connects else 0, master_flush_offset=0)
+        return self._runtime_info(self.master_ha_address, s.last_read_ms, s.last_write_ms)
 
 
 # ------------------------------------------------------------------------------------- service

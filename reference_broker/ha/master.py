@@ -53,8 +53,6 @@ __all__ = ["HAService", "SlaveConnection", "SlaveProblem"]
 
 log = logging.getLogger("reference_broker.ha")
 
-#: frames per sendmsg during a catch-up (two buffers each: header and data)
-GATHER_FRAMES = 64
 #: how often idle connections are looked at
 HOUSEKEEPING_PERIOD_S = 1.0
 #: recv size for the slave's reports
@@ -142,56 +140,36 @@ class SlaveConnection(ConnectionTasks):
         log.info("master transfer data from %d to slave[%s], and slave request %d",
                  start, self.addr, session.request_offset)
         self._check_min_offset()
-        loop = asyncio.get_running_loop()
         while True:
             self._wake.clear()
-            if await self._send_available(loop):
+            if await self._send_available():
                 await asyncio.sleep(0)  # let the reader and the puts in between frames
                 continue
             now = now_ms()
             if session.heartbeat_due(now):
                 h = session.heartbeat()
-                await self._send(loop, [pack_transfer_header(h.phy_offset, 0)])
+                await self._send([pack_transfer_header(h.phy_offset, 0)])
                 session.wrote(now_ms())
                 self._check_min_offset()
                 continue
             due_in = (session.last_write_ms + session.heartbeat_interval_ms - now) / 1000 + 0.001
             await wait_event(self._wake, max(0.001, due_in))
 
-    async def _send_available(self, loop: asyncio.AbstractEventLoop) -> bool:
+    async def _send_available(self) -> bool:
         """Send what the CommitLog holds past the cursor (up to GATHER_FRAMES frames); False if nothing."""
         session = self.session
-        store = self.service.store
-        buffers: list[bytes | memoryview] = []
-        views: list[memoryview] = []
-        sent = 0
-        try:
-            while len(views) < GATHER_FRAMES:
-                view = store.commitlog_view(session.next_transfer, session.transfer_batch_size)
-                if view is None:
-                    break
-                h = session.next_header(len(view))
-                buffers.append(pack_transfer_header(h.phy_offset, h.body_size))
-                buffers.append(view)
-                views.append(view)
-                sent += h.body_size
-            if not views:
-                return False
-            rest = _sock.send_now(self.sock, buffers)
-        finally:
-            buffers.clear()
-            for v in views:
-                v.release()
-        if rest:
-            await loop.sock_sendall(self.sock, rest)
+
+        def frame(available: int) -> tuple[bytes, int]:
+            h = session.next_header(available)
+            return pack_transfer_header(h.phy_offset, h.body_size), h.body_size
+
+        sent = await self._send_commitlog(self.service.store, lambda: session.next_transfer,
+                                          session.transfer_batch_size, frame)
+        if sent < 0:
+            return False
         session.wrote(now_ms())
         self.speed.add(sent)
         return True
-
-    async def _send(self, loop: asyncio.AbstractEventLoop, buffers: list[bytes | memoryview]) -> None:
-        rest = _sock.send_now(self.sock, buffers)
-        if rest:
-            await loop.sock_sendall(self.sock, rest)
 
     def _check_min_offset(self) -> None:
         store = self.service.store

@@ -14,11 +14,14 @@ On a connection (:class:`wire.ha.V4SlaveSession` holds its state):
 * it receives into a 4 MiB buffer; each whole transfer must start at the slave's end (or the slave
   is empty), else the connection closes and a new one starts from the slave's end
   (``dispatchReadRequest``); the data goes through :meth:`MessageStore.append_replica`, the store's
-  own append path for replicated bytes, which dispatches ConsumeQueue units and index entries as
-  for a put;
+  own append path for replicated bytes;
 * after each read that made its log grow it reports the new end; with nothing to say it repeats the
   last report every ``haSendHeartbeatInterval``; when the master has sent nothing for
   ``haHousekeepingInterval`` (it heartbeats every 5 s) the connection is closed and made again.
+
+The records are dispatched (ConsumeQueues, index) by a task of their own right behind the copy,
+in slices between two reads of the socket, as a Java slave leaves them to its
+``ReputMessageService``: the copy and its acks never wait for them.
 """
 
 from __future__ import annotations
@@ -31,12 +34,10 @@ from wire.bodies import HAClientRuntimeInfo
 from wire.errors import DecodeError
 from wire.ha.session import V4SlaveSession
 
-from ..periodic import wait_event
-from ..store import MessageStore, StoreError
-from . import _sock
-from ._conn import reap
+from ..store import MessageStore
+from ._conn import MasterLink
 from .config import HAConfig
-from .stats import TransferSpeed, now_ms
+from .stats import now_ms
 
 __all__ = ["HAClient"]
 
@@ -44,21 +45,20 @@ log = logging.getLogger("reference_broker.ha")
 
 #: ``HAClient.run``: the wait after a failed connect, or while no master address is known
 RETRY_INTERVAL_S = 5.0
-#: how long a connect to the master may take
-CONNECT_TIMEOUT_S = 3.0
-#: how often heartbeats and housekeeping are looked at
-TICK_S = 1.0
 #: a connection that ends sooner than this waits as long before the next connect
 MIN_CONNECTION_S = 1.0
-#: records dispatched between two looks at the socket while the slave dispatches behind its copy
-DISPATCH_SLICE = 256
 
 
-class HAClient:
-    """The slave's connection to its master (see the module notes)."""
+class HAClient(MasterLink):
+    """The slave's connection to its master (see the module notes; the connection's life cycle
+    is :class:`._conn.MasterLink`'s)."""
+
+    kind = "HAClient"
+    retry_interval_s = RETRY_INTERVAL_S
+    min_connection_s = MIN_CONNECTION_S
 
     def __init__(self, store: MessageStore, config: HAConfig) -> None:
-        self.store = store
+        super().__init__(store)
         self.config = config
         self.session = V4SlaveSession(heartbeat_interval_ms=config.heartbeat_interval_ms,
                                       housekeeping_interval_ms=config.housekeeping_interval_ms,
@@ -66,17 +66,7 @@ class HAClient:
         self.master_address: str | None = config.master_address
         #: the fixed address wins over the name server's answers
         self._fixed = config.master_address is not None
-        self.connected = False
-        self.connects = 0
         self.mismatches = 0
-        self.last_error: str | None = None
-        self.speed = TransferSpeed()
-        self._sock: socket.socket | None = None
-        self._send_lock = asyncio.Lock()
-        self._changed = asyncio.Event()
-        self._appended = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._dispatcher: asyncio.Task[None] | None = None
 
     def update_master_address(self, addr: str | None) -> None:
         """``updateMasterAddress`` (from the registration answer's ``haServerAddr``)."""
@@ -84,92 +74,27 @@ class HAClient:
             return
         log.info("update master address, OLD: %s NEW: %s", self.master_address, addr)
         self.master_address = addr
-        self._changed.set()
-        if self._sock is not None:
-            self._close("the master address changed")
+        self._address_changed()
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="ha-client")
-        self._dispatcher = asyncio.create_task(self._dispatch(), name="ha-dispatch")
+        self.start_tasks()
 
     async def stop(self) -> None:
-        for task in (self._task, self._dispatcher):
-            if task is not None:
-                task.cancel()
-                await reap(task)
-        self._task = self._dispatcher = None
-        self._close("the slave shuts down")
-        self.store.dispatch_replica()  # what was copied is dispatched before the store stops
+        await self.stop_tasks()
 
-    async def _dispatch(self) -> None:
-        """``ReputMessageService`` for replicated bytes: the records the reader appended are
-        dispatched in slices, the socket read between two slices, so that a catch-up copies at
-        the speed of the network and the ConsumeQueues follow."""
-        while True:
-            await self._appended.wait()
-            self._appended.clear()
-            while self.store.dispatch_replica(DISPATCH_SLICE):
-                await asyncio.sleep(0)
+    # ------------------------------------------------------------------ the connection
+    def _master_address(self) -> str | None:
+        return self.master_address
 
-    # ------------------------------------------------------------------ connection
-    async def _run(self) -> None:
-        while True:
-            addr = self.master_address
-            if addr is None:
-                self._changed.clear()
-                await wait_event(self._changed, RETRY_INTERVAL_S)
-                continue
-            try:
-                self._sock = await _sock.connect(addr, CONNECT_TIMEOUT_S)
-            except (OSError, TimeoutError, ValueError) as exc:
-                self.last_error = f"connect to {addr}: {exc}"
-                log.debug("HAClient: %s", self.last_error)
-                self._changed.clear()
-                await wait_event(self._changed, RETRY_INTERVAL_S)
-                continue
-            self.connects += 1
-            self.connected = True
-            started = asyncio.get_running_loop().time()
-            log.info("HAClient connected to master %s", addr)
-            try:
-                await self._serve(self._sock)
-            except (OSError, DecodeError, StoreError) as exc:
-                self.last_error = f"{type(exc).__name__}: {exc}"
-                if isinstance(exc, DecodeError):
-                    self.mismatches += 1
-                    log.error("HAClient: %s; closing the connection to %s", exc, addr)
-                else:
-                    log.warning("HAClient: connection to %s: %s", addr, exc)
-            finally:
-                self._close("reconnecting")
-            if asyncio.get_running_loop().time() - started < MIN_CONNECTION_S:
-                # a master that closes at once (it refuses this slave) is not dialled in a tight loop
-                self._changed.clear()
-                await wait_event(self._changed, MIN_CONNECTION_S)
+    def _failed(self, addr: str, exc: Exception) -> None:
+        if isinstance(exc, DecodeError):
+            self.mismatches += 1
+            log.error("HAClient: %s; closing the connection to %s", exc, addr)
+        else:
+            super()._failed(addr, exc)
 
-    def _close(self, reason: str) -> None:
-        sock, self._sock = self._sock, None
-        self.connected = False
-        if sock is not None:
-            log.info("HAClient: closing the connection to the master (%s)", reason)
-            sock.close()
-
-    async def _send(self, sock: socket.socket, data: bytes) -> None:
-        async with self._send_lock:
-            rest = _sock.send_now(sock, [data])
-            if rest:
-                await asyncio.get_running_loop().sock_sendall(sock, rest)
-
-    async def _serve(self, sock: socket.socket) -> None:
-        session = self.session
-        store = self.store
-        await self._send(sock, session.connected(store.commitlog_max_offset(), now_ms()))
-        ticker = asyncio.create_task(self._tick(sock))
-        try:
-            await self._read(sock)
-        finally:
-            ticker.cancel()
-            await reap(ticker)
+    async def _connected(self, sock: socket.socket) -> None:
+        await self._send(sock, self.session.connected(self.store.commitlog_max_offset(), now_ms()))
 
     async def _read(self, sock: socket.socket) -> None:
         loop = asyncio.get_running_loop()
@@ -192,24 +117,15 @@ class HAClient:
                 if report is not None:
                     await self._send(sock, report)
 
-    async def _tick(self, sock: socket.socket) -> None:
+    def _tick_due(self, now: int) -> bytes | None:
         session = self.session
-        while True:
-            await asyncio.sleep(TICK_S)
-            now = now_ms()
-            if session.expired(now):
-                log.warning("HAClient, housekeeping, found this connection[%s] expired, %d",
-                            self.master_address, now - session.last_read_ms)
-                sock.shutdown(socket.SHUT_RDWR)  # the reader sees the end and the loop reconnects
-                return
-            if session.heartbeat_due(now):
-                await self._send(sock, session.heartbeat(now))
+        if session.expired(now):
+            log.warning("HAClient, housekeeping, found this connection[%s] expired, %d",
+                        self.master_address, now - session.last_read_ms)
+            raise TimeoutError("the master sent nothing for haHousekeepingInterval")
+        return session.heartbeat(now) if session.heartbeat_due(now) else None
 
     # ------------------------------------------------------------------ status
     def runtime_info(self) -> HAClientRuntimeInfo:
         s = self.session
-        return HAClientRuntimeInfo(
-            master_addr=self.master_address or "", transferred_byte_in_second=self.speed.per_second(),
-            max_offset=self.store.commitlog_max_offset(),
-            last_read_timestamp=s.last_read_ms if self.connects else 0,
-            last_write_timestamp=s.last_write_ms if self.connects else 0, master_flush_offset=0)
+        return self._runtime_info(self.master_address, s.last_read_ms, s.last_write_ms)
