@@ -391,26 +391,10 @@ class IndexService:
 
     def build_index(self, topic: str, commit_offset: int, store_timestamp: int, keys: str | None,
                     uniq_key: str | None, rolled_back: bool) -> None:
-        """Index one dispatched record (``IndexService.buildIndex``)."""
-        if self.failed or rolled_back:
-            return
-        try:
-            f = self._last_or_create()
-        except (OSError, StoreError) as exc:
-            log.error("cannot create an index file: %s; the index stops here", exc)
-            self.failed = True
-            return
-        # Java skips offsets below the file's end; an offset equal to it was indexed already
-        # when the file has entries (a record dispatched again after recovery)
-        end = f.h.end_phy_offset
-        if commit_offset < end or (f.h.index_count > 1 and commit_offset <= end):
-            return
-        if uniq_key:
-            f = self._put(f, f"{topic}#{uniq_key}", commit_offset, store_timestamp)
-        if keys:
-            for key in keys.split(_codec.KEY_SEPARATOR):
-                if key:
-                    f = self._put(f, f"{topic}#{key}", commit_offset, store_timestamp)
+        """Index one dispatched record (``IndexService.buildIndex``): :meth:`build_many` of one;
+        a rolled-back transaction message is not indexed."""
+        if not rolled_back:
+            self.build_many(((topic, commit_offset, store_timestamp, keys, uniq_key),))
 
     def build_many(self, records: Sequence[tuple[str, int, int, str | None, str | None]]) -> None:
         """:meth:`build_index` of each ``(topic, CommitLog offset, store timestamp, KEYS,
@@ -430,7 +414,8 @@ class IndexService:
         sep = _codec.KEY_SEPARATOR
         items: list[tuple[int, int, int]] = []
         for topic, offset, ts, keys, uniq in records:
-            # as build_index: offsets the last file already covers were indexed before
+            # Java skips offsets below the file's end; an offset equal to it was indexed already
+            # when the file has entries (a record dispatched again after recovery)
             if offset < end or (indexed and offset <= end):
                 continue
             if uniq:
@@ -449,11 +434,6 @@ class IndexService:
                     log.error("cannot create an index file: %s; the index stops here", exc)
                     self.failed = True
                     return
-
-    def _put(self, f: IndexFile, key: str, offset: int, ts: int) -> IndexFile:
-        while not f.put_key(key, offset, ts, write_header=False):
-            f = self._roll(f)
-        return f
 
     # ------------------------------------------------------------------ read
     def query_offset(self, topic: str, key: str, max_num: int, begin: int,
