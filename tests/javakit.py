@@ -169,8 +169,38 @@ def _stat_task(pid: int, tid: str) -> str | None:
     return stat[stat.rindex(")") + 2:].split(" ", 1)[0]
 
 
+class ServerPlaces:
+    """Where a server process listens and keeps its store, the same for a Java and a reference one:
+    its remoting address, the broker's VIP channel (port - 2) and HA port (port + 1), its store
+    directories. Needs ``port``, ``node_dir`` and ``properties``."""
+
+    port: int
+    node_dir: Path
+    properties: dict[str, str]
+
+    @property
+    def addr(self) -> str:
+        return f"{HOST}:{self.port}"
+
+    @property
+    def vip_addr(self) -> str:
+        return f"{HOST}:{self.port - 2}"
+
+    @property
+    def ha_addr(self) -> str:
+        return f"{HOST}:{self.port + 1}"
+
+    @property
+    def store_dir(self) -> Path:
+        return Path(self.properties.get("storePathRootDir", str(self.node_dir / "store")))
+
+    @property
+    def commitlog_dir(self) -> Path:
+        return Path(self.properties.get("storePathCommitLog", str(self.store_dir / "commitlog")))
+
+
 @dataclass(eq=False)
-class JavaProcess:
+class JavaProcess(ServerPlaces):
     """One Java server the harness started: its role, version, node dir, pid and ports."""
 
     role: str  #: "namesrv" or "broker" (the kit's pid file name)
@@ -192,31 +222,11 @@ class JavaProcess:
         if stat is not None and f"-Duser.home={self.node_dir}" in _cmdline(self.pid):
             self.start_ticks = stat[1]
 
-    # -- addresses
-    @property
-    def addr(self) -> str:
-        return f"{HOST}:{self.port}"
-
-    @property
-    def vip_addr(self) -> str:
-        return f"{HOST}:{self.port - 2}"
-
-    @property
-    def ha_addr(self) -> str:
-        return f"{HOST}:{self.port + 1}"
-
+    # -- addresses (and ServerPlaces')
     @property
     def controller_addr(self) -> str:
         assert self.controller_port is not None, f"{self.node_dir} runs no controller"
         return f"{HOST}:{self.controller_port}"
-
-    @property
-    def store_dir(self) -> Path:
-        return Path(self.properties.get("storePathRootDir", str(self.node_dir / "store")))
-
-    @property
-    def commitlog_dir(self) -> Path:
-        return Path(self.properties.get("storePathCommitLog", str(self.store_dir / "commitlog")))
 
     @property
     def stdout_path(self) -> Path:

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.javakit import HOST, PORT_RETRIES, free_broker_port, free_port
+from tests.javakit import HOST, PORT_RETRIES, ServerPlaces, free_broker_port, free_port
 from tests.peers.harness import BROKER_READY, NAMESRV_READY, ServerProcess, mqctl_argv
 
 _counter = itertools.count()
 
 
 @dataclass(eq=False)
-class OurProcess:
+class OurProcess(ServerPlaces):
     """One reference server process and what a test needs to know about it."""
 
     role: str  #: "namesrv" or "broker"
@@ -37,29 +37,9 @@ class OurProcess:
     history: list[ServerProcess] = field(default_factory=list)
 
     @property
-    def addr(self) -> str:
-        return f"{HOST}:{self.port}"
-
-    @property
-    def vip_addr(self) -> str:
-        return f"{HOST}:{self.port - 2}"
-
-    @property
-    def ha_addr(self) -> str:
-        return f"{HOST}:{self.port + 1}"
-
-    @property
     def pid(self) -> int:
         assert self.proc is not None
         return self.proc.proc.pid
-
-    @property
-    def store_dir(self) -> Path:
-        return Path(self.properties["storePathRootDir"])
-
-    @property
-    def commitlog_dir(self) -> Path:
-        return Path(self.properties.get("storePathCommitLog", str(self.store_dir / "commitlog")))
 
     @property
     def log_path(self) -> Path:
