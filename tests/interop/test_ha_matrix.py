@@ -25,6 +25,9 @@ Scenario IDs are ``<master>><slave>/<scenario>``, the master and slave being ``o
   after slaveTimeout; slave stopped: SLAVE_NOT_AVAILABLE at once; slave back: SEND_OK. The sequence of
   answers equals the one an all-Java pair gives for the same steps (``java>java/sync-reference``),
   and the bytes equal the master's.
+* ``sync-flush-baseline``: the sync-baseline steps on a SYNC_MASTER with SYNC_FLUSH (a put waits for
+  its group commit and for the slave): the same answers, equal to the all-Java pair's with the same
+  settings (``java>java/sync-flush-reference``).
 * ``slave-reconnect``: the slave is frozen past the master's ``haHousekeepingInterval``, so the
   master closes the connection; thawed, the slave connects again and resumes where it stood.
 * ``slave-restart-truncated-tail``: the slave is killed, the last kilobyte of its CommitLog data
@@ -64,11 +67,11 @@ MIB = 1 << 20
 SCENARIOS = {
     "ours>java": ("async-baseline-1g", "slow-slave", "async-baseline-10m", "same-pulls", "runtime-info",
                   "late-empty-slave",
-                  "sync-baseline", "slave-reconnect", "slave-restart-truncated-tail"),
+                  "sync-baseline", "slave-reconnect", "slave-restart-truncated-tail", "sync-flush-baseline"),
     "java>ours": ("async-baseline-1g", "slow-slave", "async-baseline-10m", "same-pulls", "runtime-info",
                   "late-empty-slave",
-                  "sync-baseline", "slave-reconnect", "slave-restart-truncated-tail"),
-    "java>java": ("sync-reference",),
+                  "sync-baseline", "slave-reconnect", "slave-restart-truncated-tail", "sync-flush-baseline"),
+    "java>java": ("sync-reference", "sync-flush-reference"),
 }
 ALL_IDS = [f"{d}/{s}" for d, ss in SCENARIOS.items() for s in ss]
 #: scenario id -> "passed" or the failure
@@ -217,9 +220,10 @@ class Pair:
         return files if end is None else [f for f in files if int(f.name) < end]
 
 
-def make_pair(master_servers: Any, slave_servers: Any, ns: Any, name: str, role: str, size: int) -> Pair:
+def make_pair(master_servers: Any, slave_servers: Any, ns: Any, name: str, role: str, size: int,
+              flush: str = "ASYNC_FLUSH") -> Pair:
     m = master_servers.broker(master_servers_version(master_servers), namesrv=ns, name=name, role=role,
-                              commitlog_file_size=size, **HA_KEYS)
+                              commitlog_file_size=size, flushDiskType=flush, **HA_KEYS)
     s = slave_servers.broker(master_servers_version(slave_servers), namesrv=ns, name=name, role="SLAVE",
                              commitlog_file_size=size, **HA_KEYS)
     return Pair(m, s, slave_servers, name)
@@ -446,6 +450,35 @@ def test_java_pair_sync_reference(java_servers: JavaServers, java_ns: Any) -> No
         assert codes == EXPECTED_SYNC, codes
 
     runner.run("sync-reference", reference)
+    runner.finish()
+
+
+def test_java_pair_sync_flush_reference(java_servers: JavaServers, java_ns: Any) -> None:
+    runner = Runner("java>java")
+    pair = make_pair(java_servers, java_servers, java_ns, "broker-jjf", "SYNC_MASTER", 10 * MIB, "SYNC_FLUSH")
+
+    def reference() -> None:
+        codes = sync_steps(pair)
+        REFERENCE["sync-flush"] = codes
+        assert codes == EXPECTED_SYNC, codes
+
+    runner.run("sync-flush-reference", reference)
+    runner.finish()
+
+
+@pytest.mark.parametrize("direction", ["ours>java", "java>ours"])
+def test_sync_flush(direction: str, ours: OurServers, java_servers: JavaServers, java_ns: Any) -> None:
+    runner = Runner(direction)
+    m, s = sides(direction, ours, java_servers)
+    pair = make_pair(m, s, java_ns, f"broker-{direction.replace('>', '')}-flush", "SYNC_MASTER", 10 * MIB,
+                     "SYNC_FLUSH")
+
+    def baseline() -> None:
+        codes = sync_steps(pair)
+        assert codes == REFERENCE.get("sync-flush", EXPECTED_SYNC) == EXPECTED_SYNC, codes
+        pair.same_bytes()
+
+    runner.run("sync-flush-baseline", baseline)
     runner.finish()
 
 
