@@ -548,7 +548,8 @@ PHASES: dict[str, tuple[tuple[str, str], ...]] = {
     "read": (("wire/_buffer.py", "feed"), ("wire/framing.py", "next_frame")),
     "decode": (("wire/remoting.py", "decode_frame"),),
     "handle": (("reference_broker/broker/broker.py", "_handle"),),
-    "append": (("reference_broker/store/append.py", "put"),),
+    "append": (("reference_broker/store/append.py", "put"),
+               ("reference_broker/store/append.py", "put_deferred")),
     "dispatch": (("reference_broker/store/dispatch.py", "dispatch"),),
     "answer": (("wire/aio.py", "_reply"), ("wire/aio.py", "_flush")),
 }

@@ -13,9 +13,10 @@ into a sans-IO :class:`wire.FrameBuffer`; each decoded command is either
 * a **request**: it is handed to the connection's ``handler``. Servers install one for every
   connection; clients install one to serve the requests brokers send them
   (NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE, …). The handler returns the response,
-  ``None`` for no response, or an awaitable of either (long polling, group commit): plain return
-  values are written at once, awaitables run as tasks so that one slow request never stalls the
-  others on the same connection. A coroutine runs as an eager task (:func:`_run_eagerly`): up to
+  ``None`` for no response, an awaitable of either (long polling), or a :class:`Later` (an answer
+  made by a future's done callback: the group commit's): plain return values are written at once,
+  awaitables run as tasks so that one slow request never stalls the others on the same
+  connection. A coroutine runs as an eager task (:func:`_run_eagerly`): up to
   its first suspension in place, so that the many that never suspend (a send in ASYNC_FLUSH) are
   answered in the same dispatch batch. Python 3.12+ has ``asyncio.eager_task_factory`` for this;
   on 3.11 one small function does the same without a task while it can (see its notes: handlers
@@ -93,6 +94,7 @@ __all__ = [
     "ConnectionClosed",
     "ConnectionPool",
     "Handler",
+    "Later",
     "NotRemoting",
     "Prepare",
     "RemotingConnection",
@@ -108,7 +110,25 @@ __all__ = [
 
 log = logging.getLogger("wire.aio")
 
-HandlerResult = RemotingCommand | None | Awaitable[RemotingCommand | None]
+class Later:
+    """A handler's answer that is due when ``future`` is done: ``finish(future.result())``, called
+    by the future's done callback, with no task and no coroutine. Many requests may wait on one
+    future (the puts of one group commit): each costs one callback. A ``finish`` that raises is
+    answered SYSTEM_ERROR; a cancelled future answers nothing, and so does a connection that
+    closed meanwhile (the future is not cancelled: others may be waiting on it)."""
+
+    __slots__ = ("finish", "future")
+
+    def __init__(self, future: asyncio.Future[Any], finish: Callable[[Any], RemotingCommand | None]) -> None:
+        self.future = future
+        self.finish = finish
+
+    async def wait(self) -> RemotingCommand | None:
+        """The answer, awaited (the shared future is shielded: a cancelled caller leaves it be)."""
+        return self.finish(await asyncio.shield(self.future))
+
+
+HandlerResult = RemotingCommand | None | Later | Awaitable[RemotingCommand | None]
 #: ``handler(connection, request)`` → response, ``None``, or an awaitable of either.
 Handler = Callable[["RemotingConnection", RemotingCommand], HandlerResult]
 #: ``prepare(connection, request)``: CPU-heavy work on a large request, run in a worker thread
@@ -246,6 +266,7 @@ class RemotingConnection(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self._parked: dict[Coroutine[Any, Any, RemotingCommand | None], asyncio.Future[Any]] = {}
+        self._later = 0  # answers due from Later callbacks
         self._can_write: asyncio.Event | None = None
         self._out: list[bytes] = []
         self._out_size = 0
@@ -436,17 +457,37 @@ class RemotingConnection(asyncio.Protocol):
             return
         if result is None or type(result) is RemotingCommand:
             self._reply(cmd, result)
+        elif type(result) is Later:
+            self._answer_later(cmd, result)
         elif type(result) is CoroutineType:
             _run_eagerly(self, cmd, result)
         elif inspect.isawaitable(result):
             self._spawn(cmd, result)
         else:
-            self._reply(cmd, result)
+            self._reply(cmd, cast("RemotingCommand | None", result))
 
     @property
     def pending_handlers(self) -> int:
-        """Handler calls still running (suspended coroutines and tasks), whose answers are due."""
-        return len(self._tasks) + len(self._parked)
+        """Handler calls still running (suspended coroutines and tasks, :class:`Later` answers),
+        whose answers are due."""
+        return len(self._tasks) + len(self._parked) + self._later
+
+    def _answer_later(self, cmd: RemotingCommand, later: Later) -> None:
+        self._later += 1
+        finish = later.finish
+
+        def done(fut: asyncio.Future[Any]) -> None:
+            self._later -= 1
+            if fut.cancelled() or self.is_closing:
+                return
+            try:
+                response = finish(fut.result())
+            except Exception as exc:
+                self._handler_failed(cmd, exc)
+                return
+            self._reply(cmd, response)
+
+        later.future.add_done_callback(done)
 
     def _handler_failed(self, cmd: RemotingCommand, exc: BaseException) -> None:
         """A handler (or its task) raised: SYSTEM_ERROR with the exception's text, as

@@ -49,7 +49,7 @@ from dataclasses import replace
 from typing import Any
 
 from wire import RemotingCommand, RequestCode, ResponseCode
-from wire.aio import BufferBudget, HandlerResult, RemotingConnection, RemotingIOError, RemotingServer
+from wire.aio import BufferBudget, HandlerResult, Later, RemotingConnection, RemotingIOError, RemotingServer
 from wire.bodies import TopicConfig, TopicConfigSerializeWrapper
 from wire.headers import NotifyConsumerIdsChangedRequestHeader, request
 
@@ -586,6 +586,8 @@ class Broker:
         assert self._ready is not None
         await self._ready.wait()
         result = self._handle(conn, req)
+        if isinstance(result, Later):
+            return await result.wait()
         if isinstance(result, Awaitable):
             return await result
         return result

@@ -11,7 +11,7 @@ how it works and which module holds each part.
 
 from __future__ import annotations
 
-from .append import PUT_SLICE
+from .append import PUT_SLICE, PendingPut
 from .config import StoreConfig
 from .dispatch import SCHEDULE_TOPIC, AppendListener, ArrivalListener, DispatchListener, ReplicaWaiter
 from .expiry import disk_used_ratio
@@ -28,6 +28,7 @@ from .types import (
 
 __all__ = [
     "PUT_SLICE",
+    "PendingPut",
     "SCHEDULE_TOPIC",
     "AppendListener",
     "ArrivalListener",

@@ -52,7 +52,7 @@ import logging
 import time
 from collections.abc import Awaitable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 from wire.aio import gc_paused
 from wire.message.delay import delay_time_level
@@ -66,7 +66,7 @@ from .mapped_file import MappedFile
 from .stats import StoreStats
 from .types import MessageToStore, PutResult, PutStatus, StoreError
 
-__all__ = ["PUT_SLICE", "PutService"]
+__all__ = ["PUT_SLICE", "PendingPut", "PutService"]
 
 log = logging.getLogger("reference_broker.store")
 
@@ -120,6 +120,23 @@ def _delayed(props: Mapping[str, str]) -> bool:
         return True
 
 
+class PendingPut:
+    """A put that is stored and waits for the group commit (:meth:`PutService.put_deferred`):
+    ``future`` is the group's (a :class:`PutStatus`), ``finish(status)`` the put's result."""
+
+    __slots__ = ("_begin", "_result", "_service", "future")
+
+    def __init__(self, service: PutService, result: PutResult, future: asyncio.Future[PutStatus],
+                 begin: float) -> None:
+        self._service = service
+        self._result = result
+        self._begin = begin
+        self.future = future
+
+    def finish(self, status: PutStatus) -> PutResult:
+        return self._service.finished(self._result, status, self._begin)
+
+
 class PutService(Room):
     """Puts and the one CommitLog append; see the module docstring."""
 
@@ -150,6 +167,9 @@ class PutService(Room):
         self._last_turn: asyncio.Future[None] | None = None
         #: messages per slice of a large put (PUT_SLICE; tests make it small)
         self.slice = PUT_SLICE
+        #: put_deferred answers PendingPut (False: a coroutine, as put; the differential tests
+        #: compare both)
+        self.deferred = True
         #: puts made in turn whose answers have not reached their callers yet: until they have,
         #: later puts take their turn too, so that no answer overtakes one that came before it
         #: (an answer through the turn's task takes more loop passes than a direct one)
@@ -175,6 +195,17 @@ class PutService(Room):
         begin = time.monotonic()
         result, wait = _run_through(self._append_messages(msgs, batch))
         return self._settle(result, wait, begin)
+
+    def put_deferred(self, msgs: Sequence[MessageToStore],
+                     batch: bool) -> PutResult | PendingPut | Coroutine[Any, Any, PutResult]:
+        """:meth:`put`, but a put that waits for the group commit alone answers a
+        :class:`PendingPut`: its future is the group's, shared with the other puts of the group,
+        and the caller finishes it from the future's done callback (no coroutine per put)."""
+        if not self.deferred or self._last_turn is not None or self._unanswered or len(msgs) > self.slice:
+            return self.put(msgs, batch)
+        begin = time.monotonic()
+        result, wait = _run_through(self._append_messages(msgs, batch))
+        return self._settle(result, wait, begin, deferred=True)
 
     async def _put_in_turn(self, msgs: Sequence[MessageToStore], batch: bool,
                            before: asyncio.Future[None] | None, mine: asyncio.Future[None]) -> PutResult:
@@ -208,8 +239,16 @@ class PutService(Room):
         finally:
             self._unanswered -= 1
 
-    def _settle(self, result: PutResult, wait: bool,
-                begin: float) -> PutResult | Coroutine[Any, Any, PutResult]:
+    @overload
+    def _settle(self, result: PutResult, wait: bool, begin: float, *,
+                deferred: Literal[False] = False) -> PutResult | Coroutine[Any, Any, PutResult]: ...
+
+    @overload
+    def _settle(self, result: PutResult, wait: bool, begin: float, *,
+                deferred: bool) -> PutResult | PendingPut | Coroutine[Any, Any, PutResult]: ...
+
+    def _settle(self, result: PutResult, wait: bool, begin: float, *,
+                deferred: bool = False) -> PutResult | PendingPut | Coroutine[Any, Any, PutResult]:
         """A put's result once its records are appended: at once, or after the flush/slaves."""
         if result.status is not _PUT_OK:
             self.stats.record_put_failed()
@@ -225,13 +264,18 @@ class PutService(Room):
                     return self._finish(result, _with_replicas(flushed, replicas), begin)
                 return self._finish(result, replicas, begin)
             if isinstance(flushed, asyncio.Future):
+                if deferred:
+                    return PendingPut(self, result, flushed, begin)
                 return self._finish(result, flushed, begin)
             result.status = flushed
         self.stats.record_put(result.msg_num, result.wrote_bytes, int((time.monotonic() - begin) * 1000))
         return result
 
     async def _finish(self, result: PutResult, pending: Awaitable[PutStatus], begin: float) -> PutResult:
-        status = await pending
+        return self.finished(result, await pending, begin)
+
+    def finished(self, result: PutResult, status: PutStatus, begin: float) -> PutResult:
+        """A waiting put's result once the wait answered ``status``."""
         if status is not _PUT_OK:
             result.status = status
         self.stats.record_put(result.msg_num, result.wrote_bytes, int((time.monotonic() - begin) * 1000))

@@ -42,6 +42,9 @@ __all__ = ["Flusher", "sync_files"]
 
 log = logging.getLogger("reference_broker.store")
 
+#: SYNC_FLUSH puts whose deadlines are this close (seconds) share one waiter between two flushes
+GROUP_SPAN = 0.005
+
 
 def sync_files(files: list[MappedFile]) -> None:
     for f in files:
@@ -78,6 +81,8 @@ class Flusher(Room):
         self._watchdog: asyncio.TimerHandle | None = None
         #: what the idle group-commit flusher awaits; an append completes it to wake the flusher
         self._wakeup: asyncio.Future[None] | None = None
+        #: the end offset the running CommitLog sync covers (waiters up to it are in flight)
+        self._flushing_to = -1
         self._cl_syncer = SyncThread("store-flush-commitlog")
         self._logics_syncer = SyncThread("store-flush-logics")
         self._checkpoint_written: tuple[int, int, int] = (-1, -1, -1)
@@ -125,7 +130,9 @@ class Flusher(Room):
         """``GroupCommitRequest``: PUT_OK when ``end`` is flushed already, else a future that the
         flusher answers PUT_OK once a flush covers ``end``, or the watchdog FLUSH_DISK_TIMEOUT
         after ``syncFlushTimeout``. One timer serves all waiters: they share the timeout and
-        queue in append order, so the head always has the earliest deadline."""
+        queue in append order, so the head always has the earliest deadline. The puts that come
+        between two flushes share one future (within :data:`GROUP_SPAN` of each other's
+        deadline: a put is timed out at most that much after its own deadline)."""
         if self.flushed >= end:
             return PutStatus.PUT_OK
         timeout = self.sync_flush_timeout
@@ -133,9 +140,17 @@ class Flusher(Room):
             # mirrors FlushDiskWatcher: the message is stored, the flush was too slow
             return PutStatus.FLUSH_DISK_TIMEOUT
         loop = asyncio.get_running_loop()
-        fut: asyncio.Future[PutStatus] = loop.create_future()
         deadline = loop.time() + timeout
-        self._waiters.append((end, deadline, fut))
+        w = self._waiters
+        if w:
+            # one future per group commit batch: a put joins the last waiter while no flush has
+            # taken that one yet and their deadlines are close (the group's is its last put's)
+            tail_end, tail_deadline, tail = w[-1]
+            if tail_end > self._flushing_to and deadline - tail_deadline <= GROUP_SPAN and not tail.done():
+                w[-1] = (end, deadline, tail)
+                return tail
+        fut: asyncio.Future[PutStatus] = loop.create_future()
+        w.append((end, deadline, fut))
         if self._watchdog is None:
             self._watchdog = loop.call_at(deadline, self._expire_waiters)
         return fut
@@ -175,7 +190,11 @@ class Flusher(Room):
                 generation = self.generation
                 ts = self.dispatcher.last_store_ts
                 files = self.commitlog.files.files_between(self.flushed, target)
-                await self._cl_syncer.run(functools.partial(sync_files, files))
+                self._flushing_to = target
+                try:
+                    await self._cl_syncer.run(functools.partial(sync_files, files))
+                finally:
+                    self._flushing_to = -1
                 self.flush_count += 1
                 if generation == self.generation:
                     self.flushed = max(self.flushed, target)

@@ -44,7 +44,7 @@ from typing import Any
 
 from ..periodic import every
 from ._codec import StoredMessage
-from .append import PutService
+from .append import PendingPut, PutService
 from .checkpoint import StoreCheckpoint
 from .config import StoreConfig
 from .dispatch import (
@@ -236,6 +236,13 @@ class MessageStore:
         if isinstance(msg, MessageToStore):
             return self.puts.put((msg,), False)
         return self.puts.put(msg, True)
+
+    def put_deferred(self, msg: MessageToStore) -> PutResult | PendingPut | Coroutine[Any, Any, PutResult]:
+        """:meth:`put` of one message, but one that waits for the group commit alone answers a
+        :class:`~.append.PendingPut` (the group's future, and how to finish the put's result
+        from it): a send's answer is then made by the future's done callback, with no coroutine
+        (:class:`wire.aio.Later`)."""
+        return self.puts.put_deferred((msg,), False)
 
     def put_message(self, msg: MessageToStore) -> Coroutine[Any, Any, PutResult]:
         """:meth:`put` of one message, always as a coroutine (the put is made at the call)."""

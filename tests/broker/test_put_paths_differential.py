@@ -1,11 +1,12 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
-"""The sliced put path against the one-at-a-time path: the same load, answers and bytes identical.
+"""The batch paths of the put against the one-at-a-time path: the same load, answers and bytes identical.
 
 A bounded load (a few seconds): sends pipelined on one connection, single messages to four
 queues with SEND_BATCH_MESSAGEs among them, runs against a broker whose store puts every batch
-in one piece (the one-at-a-time path: no slices, no turns) and against one that slices any batch
-of more than 8 messages (so batches are made in slices, and the sends behind them wait for their
-turn as tasks). Every answer's opaque, its place in the connection's order, code, msgId, queue id
+in one piece and answers each waiting send by a coroutine of its own (the one-at-a-time path),
+and against the batch paths: sends answered by the callbacks of their group commit's one future
+(``PutService.deferred``), batches of more than 8 messages made in slices with the sends behind
+them waiting for their turn as tasks (``PutService.slice``), and both. Every answer's opaque, its place in the connection's order, code, msgId, queue id
 and queue offset must be the same, and so must the CommitLog's bytes (all but each record's store
 timestamp and the two ports, the client's and the broker's, which differ from run to run). A second load, four connections
 at once, checks what must hold whatever the interleaving: each connection's answers come in its
@@ -104,27 +105,35 @@ def _summary(answers: list[RemotingCommand]) -> list[tuple[object, ...]]:
              a.ext_fields.get("queueOffset")) for a in answers]
 
 
-def _one_connection(root: Path, slice_size: int | None, flush: str) -> tuple[list[tuple[object, ...]], bytes]:
+def _one_connection(root: Path, flush: str, *, slice_size: int, deferred: bool) -> tuple[list[tuple[object, ...]], bytes]:
     async def main() -> list[RemotingCommand]:
         async with running_broker(root, flushDiskType=flush, mappedFileSizeCommitLog=str(4 << 20)) as b:
-            if slice_size is not None:
-                b.store.puts.slice = slice_size
+            b.store.puts.slice = slice_size
+            b.store.puts.deferred = deferred
             return await _drive(b.port, _requests(0))
 
     answers = run(main(), timeout=120)
     return _summary(answers), _masked_commitlog(root)
 
 
+#: the batch paths, each compared with the one-at-a-time path: answers made by the group commit's
+#: future (deferred), and large puts made in slices with the puts behind them in turn
+PATHS = {"deferred": {"slice_size": 10**9, "deferred": True},
+         "sliced": {"slice_size": 8, "deferred": False},
+         "both": {"slice_size": 8, "deferred": True}}
+
+
 @pytest.mark.parametrize("flush", ["ASYNC_FLUSH", "SYNC_FLUSH"])
-def test_sliced_puts_answer_and_store_as_one_at_a_time(tmp_path: Path, flush: str) -> None:
-    plain, plain_bytes = _one_connection(tmp_path / "plain", 10**9, flush)
-    sliced, sliced_bytes = _one_connection(tmp_path / "sliced", 8, flush)
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_batch_paths_answer_and_store_as_one_at_a_time(tmp_path: Path, flush: str, path: str) -> None:
+    plain, plain_bytes = _one_connection(tmp_path / "plain", flush, slice_size=10**9, deferred=False)
+    other, other_bytes = _one_connection(tmp_path / path, flush, **PATHS[path])  # type: ignore[arg-type]
     assert len(plain) == REQUESTS and all(code == 0 for _, code, *_ in plain), plain[:3]
     # in the connection's order, as sent
     assert [a[0] for a in plain] == [i + 1 for i in range(REQUESTS)]
-    assert sliced == plain
-    assert len(sliced_bytes) == len(plain_bytes)
-    assert sliced_bytes == plain_bytes
+    assert other == plain
+    assert len(other_bytes) == len(plain_bytes)
+    assert other_bytes == plain_bytes
 
 
 def test_sliced_puts_keep_each_connections_order_under_concurrency(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ from collections.abc import Awaitable, Iterator, Sequence
 from typing import TYPE_CHECKING, overload
 
 from wire import MQVersion, RemotingCommand, RequestCode, ResponseCode
-from wire.aio import HandlerResult, RemotingConnection
+from wire.aio import HandlerResult, Later, RemotingConnection
 from wire.bodies import TopicConfig, TopicFilterType
 from wire.headers import (
     ConsumerSendMsgBackRequestHeader,
@@ -59,7 +59,7 @@ from wire.message import (
 from wire.message.delay import capped_delay_level, delay_level_queue_id, delay_time_level
 
 from ...bodies import BodyDecoders, request_body
-from ...store import MessageToStore, PutResult, PutStatus, disk_used_ratio
+from ...store import MessageToStore, PendingPut, PutResult, PutStatus, disk_used_ratio
 from .. import constants as C
 from ..props import java_properties_text, send_properties_text
 from ..topics import topic_config_to_string
@@ -363,11 +363,15 @@ _STORED_CODES = {
 
 
 def _answer(
-    broker: Broker, req: RemotingCommand, put: PutResult | Awaitable[PutResult], queue_id: int
+    broker: Broker, req: RemotingCommand, put: PutResult | PendingPut | Awaitable[PutResult], queue_id: int
 ) -> HandlerResult:
-    """The send response now for a put that did not wait, else a coroutine of it."""
+    """The send response now for a put that did not wait; for one that waits for the group commit,
+    an answer made by the group's future's callback; else a coroutine of it."""
     if isinstance(put, PutResult):
         return put_status_response(broker, req, put, queue_id)
+    if isinstance(put, PendingPut):
+        finish = put.finish
+        return Later(put.future, lambda status: put_status_response(broker, req, finish(status), queue_id))
     return _answer_later(broker, req, put, queue_id)
 
 
@@ -447,7 +451,7 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
         text = send_properties_text(values, broker.cluster_name)
         msg = MessageToStore(topic, queue_id, req.body or b"", h.born_timestamp, conn.peer, h.flag, text,
                              sys_flag, reconsume_times, parsed_properties=values, wait_store_msg_ok=wait_ok)
-        return _answer(broker, req, broker.store.put(msg), answer_queue_id)
+        return _answer(broker, req, broker.store.put_deferred(msg), answer_queue_id)
     order = list(values)
     if _CLUSTER not in values:
         order.append(_CLUSTER)
