@@ -174,6 +174,8 @@ class PutService(Room):
         #: later puts take their turn too, so that no answer overtakes one that came before it
         #: (an answer through the turn's task takes more loop passes than a direct one)
         self._unanswered = 0
+        #: the task of the last put made in turn (the next one answers after it)
+        self._last_in_turn: asyncio.Future[PutResult] | None = None
 
     # ------------------------------------------------------------------ put
     @property
@@ -191,7 +193,9 @@ class PutService(Room):
             mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._last_turn = mine
             self._unanswered += 1
-            return self._answer_in_turn(asyncio.ensure_future(self._put_in_turn(msgs, batch, before, mine)))
+            task = asyncio.ensure_future(self._put_in_turn(msgs, batch, before, mine, self._last_in_turn))
+            self._last_in_turn = task
+            return self._answer_in_turn(task)
         begin = time.monotonic()
         result, wait = _run_through(self._append_messages(msgs, batch))
         return self._settle(result, wait, begin)
@@ -208,9 +212,12 @@ class PutService(Room):
         return self._settle(result, wait, begin, deferred=True)
 
     async def _put_in_turn(self, msgs: Sequence[MessageToStore], batch: bool,
-                           before: asyncio.Future[None] | None, mine: asyncio.Future[None]) -> PutResult:
+                           before: asyncio.Future[None] | None, mine: asyncio.Future[None],
+                           answered_before: asyncio.Future[PutResult] | None) -> PutResult:
         """A put made once the put before it (``before``) is done; ``mine`` is done when this one
-        is (a task of its own: see the module notes)."""
+        is (a task of its own: see the module notes). Its result comes after the result of the
+        put in turn before it (``answered_before``): a put that need not wait for the flush (a
+        flush covered it while it was being dispatched) must not overtake one that waits."""
         try:
             if before is not None:
                 await before
@@ -230,7 +237,10 @@ class PutService(Room):
                 self._last_turn = None
             mine.set_result(None)
         settled = self._settle(result, wait, begin)
-        return settled if isinstance(settled, PutResult) else await settled
+        done = settled if isinstance(settled, PutResult) else await settled
+        if answered_before is not None and not answered_before.done():
+            await asyncio.wait((answered_before,))
+        return done
 
     async def _answer_in_turn(self, task: asyncio.Future[PutResult]) -> PutResult:
         """The answer of a put made by its own task; a cancelled caller leaves the put to finish."""

@@ -45,7 +45,7 @@ def test_send_message_v2_crosses_each_layer_once(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(Broker, "_handle", traced("broker: _handle", Broker._handle))
     monkeypatch.setitem(HANDLERS, RequestCode.SEND_MESSAGE_V2,
                         traced("processor: send_message", HANDLERS[RequestCode.SEND_MESSAGE_V2]))
-    monkeypatch.setattr(MessageStore, "put", traced("store: put", MessageStore.put))
+    monkeypatch.setattr(MessageStore, "put_deferred", traced("store: put_deferred", MessageStore.put_deferred))
     monkeypatch.setattr(_codec, "encode_record_fields", traced("wire: encode_record_fields",
                                                                _codec.encode_record_fields))
     monkeypatch.setattr(send, "put_status_response", traced("processor: put_status_response",
@@ -69,7 +69,7 @@ def test_send_message_v2_crosses_each_layer_once(tmp_path: Path, monkeypatch: py
                 "remoting: decode_frame",
                 "broker: _handle",
                 "processor: send_message",
-                "store: put",
+                "store: put_deferred",
                 "wire: encode_record_fields",
                 "processor: put_status_response",
                 "remoting: encode_command",
