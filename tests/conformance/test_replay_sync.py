@@ -1,8 +1,8 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
-"""The 09-* SYNC_MASTER captures of ../shared replayed against our servers in the layout they were
-recorded on: a 2m-2s-sync local cluster (mqctl.local), its broker-a the target, whose slave
-broker-a-s is up, frozen (SIGSTOP) or stopped (SIGTERM) as each capture's MANIFEST line says, by
-the replay's slave control (mqctl.local.slave_control, which `mqctl conformance replay
+"""The 09-* SYNC_MASTER captures of ../shared (with every other 4.9.8 capture) replayed against our
+servers in the layout they were recorded on: a 2m-2s-sync local cluster (mqctl.local), its broker-a
+the target, whose slave broker-a-s is up, frozen (SIGSTOP) or stopped (SIGTERM) as each capture's
+MANIFEST line says, by the replay's slave control (mqctl.local.slave_control, which `mqctl conformance replay
 --local-cluster` uses too). Every request matches its recorded answer: SEND_OK once the slave
 acked, FLUSH_SLAVE_TIMEOUT after slaveTimeout with the slave frozen (and no answer from the frozen
 slave itself), SLAVE_NOT_AVAILABLE at once with it stopped."""
@@ -55,12 +55,15 @@ def sync_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pat
     assert all(p.state in ("stopped", "killed") for p in stopped.processes), stopped.processes
 
 
-def test_sync_master_captures_with_the_slave_up_frozen_and_stopped(
+def test_every_4_9_8_capture_with_the_slave_up_frozen_and_stopped(
         sync_cluster: tuple[Path, Target], artefacts: Path, replays_written: list[Path]) -> None:
+    """Every 4.9.8 capture, in the order they were recorded, against the SYNC_MASTER: the 09-*
+    ones with the slave as recorded, the others (and the set-up's sends) with it up and in sync."""
     from mqctl.local import process_thaw, slave_control
 
     directory, target = sync_cluster
-    captures = [shared_path("captures", "java-4.9.8", name) for name in CAPTURES]
+    captures = sorted(shared_path("captures", "java-4.9.8").glob("*.pcap"))
+    assert {c.name for c in captures} >= set(CAPTURES)
     control = slave_control(directory, "broker-a-s")
     try:
         report = replay(captures, target, slave=control)
@@ -73,21 +76,27 @@ def test_sync_master_captures_with_the_slave_up_frozen_and_stopped(
     bad = [f"{v.capture} row {v.number} {v.verdict}: {'; '.join(map(str, v.diffs[:3])) or v.reason}"
            for v in report.unexplained]
     assert not bad, "\n".join(bad)
+    assert report.counts()["match"] > 300
     # every request of the three captures was replayed (none skipped) with the slave as recorded
-    assert {v.capture for v in report.verdicts} == set(CAPTURES)
-    assert all(v.verdict in ("match", "explained") for v in report.verdicts), report.counts()
-    assert [line.split(": ", 1)[1].split(" (")[0] for line in report.setup if "broker-a-s" in line] == \
-        ["broker-a-s up", "broker-a-s frozen", "broker-a-s stopped"]
+    sync = [v for v in report.verdicts if v.capture in CAPTURES]
+    assert {v.capture for v in sync} == set(CAPTURES)
+    assert all(v.verdict in ("match", "explained") for v in sync), [(v.capture, v.verdict, v.reason) for v in sync]
+    moves = [line.split(": ", 1)[1] for line in report.setup if "broker-a-s" in line]
+    assert [m.split(" (")[0] for m in moves][:4] == \
+        ["broker-a-s up", "broker-a-s frozen", "broker-a-s stopped", "broker-a-s up"], moves
     # stopped by its SIGTERM, as the recorded slave was (not killed: it shut down in time)
-    assert "stopped (SIGTERM; the name server no longer lists it)" in report.setup[-1]
-    codes = {(v.capture, v.code, v.answer.code) for v in report.verdicts if v.answer is not None}
+    assert "stopped (SIGTERM; the name server no longer lists it)" in moves[2]
+    codes = {(v.capture, v.code, v.answer.code) for v in sync if v.answer is not None}
     assert ("09-sync-master-slave-up.pcap", RequestCode.SEND_MESSAGE, ResponseCode.SUCCESS) in codes
     assert ("09-sync-master-slave-frozen.pcap", RequestCode.SEND_MESSAGE, ResponseCode.FLUSH_SLAVE_TIMEOUT) in codes
     assert ("09-sync-master-slave-down.pcap", RequestCode.SEND_MESSAGE, ResponseCode.SLAVE_NOT_AVAILABLE) in codes
     assert ("09-sync-master-slave-down.pcap", RequestCode.SEND_MESSAGE_V2, ResponseCode.SLAVE_NOT_AVAILABLE) in codes
     # the frozen slave's silence was replayed too: the client's UNREGISTER_CLIENT got no answer
     assert any(v.capture == CAPTURES[1] and v.code == RequestCode.UNREGISTER_CLIENT and v.answer is None
-               and v.verdict == "match" for v in report.verdicts)
+               and v.verdict == "match" for v in sync)
+    # and the slave was up again for what came after (10-error-responses sends to it: case 8)
+    after = [v for v in report.verdicts if v.capture == "10-error-responses.pcap" and v.server.endswith(":10921")]
+    assert after and all(v.verdict == "match" for v in after)
 
 
 def test_slave_entries_of_set_up_files(tmp_path: Path) -> None:
