@@ -63,9 +63,6 @@ def follow(
     (out / MARKER).write_text("{}\n")
     session = spark or build_session(default_conf(master, shuffle_partitions=partitions or 8, extra=conf))
     done = [0]
-    # a restarted follow goes on from its checkpoint: the batches already analysed stay in
-    seen: list[str] = [c["path"] for d in _complete(out / "batches")
-                       for c in json.loads((d / MARKER).read_text()).get("captures", [])]
 
     def batch(df: Any, batch_id: int) -> None:
         files = [_local(r["path"]) for r in df.select("path").collect()]
@@ -82,8 +79,12 @@ def follow(
             if on_update is not None:
                 on_update({"batch": batch_id, "files": files, "error": failure_reason(err)})
             return
-        seen.extend(files)
-        metrics = compute_over(session, _complete(out / "batches"))
+        # a restarted follow goes on from its checkpoint: the batches analysed before stay in, and a
+        # batch a stopped run had not finished is analysed again into the same place, so the
+        # captures so far are those of the finished batches (never a file twice)
+        complete = _complete(out / "batches")
+        seen = _captures(complete)
+        metrics = compute_over(session, complete)
         write_report(out / "report.html", metrics, seen)
         done[0] += 1
         if on_update is not None:
@@ -156,6 +157,11 @@ def _complete(batches: Path) -> list[Path]:
         if done:
             out.append(d)
     return out
+
+
+def _captures(batches: list[Path]) -> list[str]:
+    """The captures the finished batches analysed, in batch order."""
+    return [c["path"] for d in batches for c in json.loads((d / MARKER).read_text()).get("captures", [])]
 
 
 def _local(path: str) -> str:
