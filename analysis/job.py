@@ -281,8 +281,7 @@ def _decode(spark: SparkSession, plan: _Plan, out: Path, raw: str, partitions: i
     if plan.bins:
         bins = [(nparts + i, b) for i, b in enumerate(plan.bins)]
         parts.append(sc.parallelize(bins, len(bins)).map(
-            lambda ub: tasks.decode_unit(ub[0], tasks.whole_records(ub[1]), captures, roles, raw,
-                                         out_dir=target)))
+            lambda ub: tasks.decode_whole(ub[0], ub[1], captures, roles, raw, target)))
     if plan.remote:
         parts.append(_remote_units(spark, plan, nparts + len(plan.bins), roles, raw, target))
     reports: list[tasks.UnitReport] = sc.union(parts).collect() if parts else []
@@ -397,9 +396,8 @@ def _remote_units(spark: SparkSession, plan: _Plan, first_unit: int, roles: Port
     rdd = sc.binaryFiles(",".join(urls), minPartitions=n)
 
     def unit(i: int, items: Iterable[tuple[str, bytes]]) -> Iterator[tasks.UnitReport]:
-        files = (tasks.WholeFile(_file_id(ids, url), url, bytes(content)) for url, content in items)
-        yield tasks.decode_unit(first_unit + i, tasks.whole_records(files), captures, roles, raw,
-                                out_dir=target)
+        files = [tasks.WholeFile(_file_id(ids, url), url, bytes(content)) for url, content in items]
+        yield tasks.decode_whole(first_unit + i, files, captures, roles, raw, target)
 
     return rdd.mapPartitionsWithIndex(unit)
 

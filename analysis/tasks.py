@@ -12,7 +12,8 @@ row with an error (A3), never a failed task.
 Two kinds of decoding unit (:func:`decode_unit`):
 
 * **a bin of whole files** (files no bigger than a split, gzip files, files read through Spark's
-  file systems): the unit reads each file itself, start to end;
+  file systems): the unit reads each file itself, start to end, through the decoder's hot loop
+  as ``mqctl pcap decode`` does (:func:`decode_whole`);
 * **a flow partition** of the files cut into splits: the map side (:func:`index_split`) walks each
   split's records and sends, per flow partition, only an index of them, ``(record, time, link
   type, data offset, length)`` (the partition is a hash of the file and the connection's two
@@ -47,8 +48,8 @@ from typing import Any
 
 from wire.capture import CaptureDecoder, CommandRow, HaRow, PacketError, PortRoles, ProblemRow, parse_packet
 from wire.capture.fields import code_name, command_type, plain, row_fields
-from wire.capture.hotpath import fixed_link_header
-from wire.capture.records import MAX_RECORD_LENGTH, CaptureFileError, read_records
+from wire.capture.hotpath import decode_classic, fixed_link_header
+from wire.capture.records import MAX_RECORD_LENGTH, CaptureFileError, CaptureSource
 from wire.capture.splits import FileLayout, Split, SplitScan, scan_split, split_records
 from wire.codes import SerializeType, version_name
 from wire.errors import DecodeError
@@ -778,19 +779,18 @@ class WholeFile:
 
 def decode_unit(unit: int, records: Iterable[tuple[int, int, float, int, bytes]], captures: list[str],
                 roles: PortRoles, raw_dir: str,
-                timelines: dict[int, list[tuple[int, int]]] | None = None, *, out_dir: str | None = None
-                ) -> UnitReport:
-    """Feed records ``(file, number, ts, linktype, data)``, in (file, number) order, through one
-    decoder per file, and write the unit's table rows as Arrow files under ``raw_dir/u<unit>``, or,
-    for a unit of whole files, as the tables' Parquet files under ``out_dir``.
+                timelines: dict[int, list[tuple[int, int]]] | None = None) -> UnitReport:
+    """A flow partition: feed records ``(file, number, ts, linktype, data)``, in (file, number) order,
+    through one decoder per file, and write the unit's table rows as Arrow files under
+    ``raw_dir/u<unit>`` (units of whole files: :func:`decode_whole`).
 
     Besides the rows it reports where the newest Java version seen rises and where a connection is
     found to be HA, with the version the decision saw; the driver checks those against the whole
     file and decodes the unit again with ``timelines`` where they differ.
     """
-    report = UnitReport(unit, final=out_dir is not None)
+    report = UnitReport(unit)
     out: list[list[tuple[Any, ...]]] = [[] for _ in TABLES]
-    files = TableFiles(os.path.join(raw_dir, f"u{unit:06d}"), out=out_dir, part=unit)
+    files = TableFiles(os.path.join(raw_dir, f"u{unit:06d}"), part=unit)
     dec: CaptureDecoder | None = None
     emitter: _Emitter | None = None
     current = -1
@@ -868,26 +868,72 @@ def indexed_records(items: Iterable[tuple[int, tuple[int, int, Index]]],
             yield file_id, number, ts, linktype, data
 
 
-def whole_records(files: Iterable[WholeFile]) -> Iterator[tuple[int, int, float, int, bytes]]:
-    """The records of whole files, one after another (bytes Spark read go through a local
-    temporary file, so that every reader, gzip and pcapng included, works as on a local path)."""
-    for wf in sorted(files, key=lambda w: w.file_id):
-        if wf.content is None:
-            for number, ts, linktype, data in read_records(wf.path):
-                yield wf.file_id, number, ts, linktype, data
-            continue
-        fd, tmp = tempfile.mkstemp(prefix="mqctl-capture-", suffix=".pcap")
+def decode_whole(unit: int, files: Iterable[WholeFile], captures: list[str], roles: PortRoles, raw_dir: str,
+                 out_dir: str) -> UnitReport:
+    """A unit of whole files: each decoded start to end as ``mqctl pcap decode`` decodes it (classic
+    pcap through the decoder's hot loop, :func:`wire.capture.hotpath.decode_classic`), its rows
+    written as the tables' Parquet files under ``out_dir`` (its connection numbers are the streams).
+
+    The hot loop hands the rows on after each record that produced any, and the decoder's record
+    count is then that record's number: the ``emit_record`` :func:`decode_unit` gives them. A
+    whole file needs no Java version timeline (its decoder sees every record), so the report
+    carries none."""
+    report = UnitReport(unit, final=True)
+    out: list[list[tuple[Any, ...]]] = [[] for _ in TABLES]
+    tables = TableFiles(os.path.join(raw_dir, f"u{unit:06d}"), out=out_dir, part=unit)
+    base = 0
+    try:
+        for wf in sorted(files, key=lambda w: w.file_id):
+            dec = CaptureDecoder(roles=roles, capture=captures[wf.file_id])
+            emitter = _Emitter(captures[wf.file_id], unit, base)
+            for emit_record, rows in _whole_rows(dec, wf):
+                emitter.rows(dec, rows, emit_record, False, out)
+                if len(out[COMMANDS]) >= 8192 or len(out[MESSAGES]) >= 8192:
+                    tables.write(out, report.rows, emitter.prefix)
+            _finish(dec, emitter, wf.file_id, [], report, out)
+            tables.write(out, report.rows, emitter.prefix)
+            base += len(dec.conversations)
+        tables.close()
+    except BaseException:
+        tables.discard()
+        raise
+    return report
+
+
+def _whole_rows(dec: CaptureDecoder, wf: WholeFile) -> Iterator[tuple[int, list[Any]]]:
+    """(record, the rows feeding it produced) over a whole file, for each record that produced any
+    (bytes Spark read go through a local temporary file, so that every reader, gzip and pcapng
+    included, works as on a local path)."""
+    if wf.content is None:
+        yield from _source_rows(dec, wf.path)
+        return
+    fd, tmp = tempfile.mkstemp(prefix="mqctl-capture-", suffix=".pcap")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(wf.content)
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(wf.content)
-            try:
-                for number, ts, linktype, data in read_records(tmp):
-                    yield wf.file_id, number, ts, linktype, data
-            except CaptureFileError as err:
-                err.path = wf.path  # name the file the user gave, not the local copy
-                raise
-        finally:
-            os.unlink(tmp)
+            yield from _source_rows(dec, tmp)
+        except CaptureFileError as err:
+            err.path = wf.path  # name the file the user gave, not the local copy
+            raise
+    finally:
+        os.unlink(tmp)
+
+
+def _source_rows(dec: CaptureDecoder, path: str) -> Iterator[tuple[int, list[Any]]]:
+    with CaptureSource(path) as source:
+        if source.classic is not None:
+            # batch=1: the rows go out before the next record is read, and dec.records is then up to date
+            for rows in decode_classic(dec, source.classic, batch=1):
+                yield dec.records, rows
+            if dec.rows:
+                yield dec.records, dec.take()
+            return
+        feed = dec.feed
+        for number, ts, linktype, data in source.records():
+            feed(number, ts, linktype, data)
+            if dec.rows:
+                yield number, dec.take()
 
 
 def finish_unit(unit: int, raw_dir: str, out: str, streams: dict[int, int],
@@ -901,4 +947,4 @@ def finish_unit(unit: int, raw_dir: str, out: str, streams: dict[int, int],
     return counts
 
 
-__all__ += ["indexed_records", "split_records", "whole_records"]
+__all__ += ["decode_whole", "indexed_records", "split_records"]
