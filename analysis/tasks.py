@@ -53,6 +53,7 @@ from wire.capture.records import MAX_RECORD_LENGTH, CaptureFileError, CaptureSou
 from wire.capture.splits import FileLayout, Split, SplitScan, scan_split, split_records
 from wire.codes import SerializeType, version_name
 from wire.errors import DecodeError
+from wire.message import decode_batch, decode_messages, decode_properties
 from wire.remoting import FLAG_RESPONSE
 
 from .columnar import TableFiles, finish_tables
@@ -392,6 +393,12 @@ class _Emitter:
             n = self._names[key] = (code_name(code, bool(flag & FLAG_RESPONSE)), command_type(flag))
         return n
 
+    def _language(self, lang: Any) -> str:
+        language = self._langs.get(lang)
+        if language is None:
+            language = self._langs[lang] = getattr(lang, "name", str(lang))
+        return language
+
     def rows(self, dec: CaptureDecoder, rows: list[Any], emit_record: int, finishing: bool,
              out: list[list[tuple[Any, ...]]]) -> None:
         firsts = dec.reassembler.connections
@@ -432,10 +439,7 @@ class _Emitter:
             request = (None, None, None, None)
         code = cmd.code
         name, kind = self._code_names(code, flag)
-        lang = cmd.language
-        language = self._langs.get(lang)
-        if language is None:
-            language = self._langs[lang] = getattr(lang, "name", str(lang))
+        language = self._language(cmd.language)
         version = cmd.version
         vname = self._versions.get(version)
         if vname is None:
@@ -496,7 +500,7 @@ class _Emitter:
             cmd.code,
             self._code_names(cmd.code, 0)[0],
             cmd.opaque,
-            getattr(cmd.language, "name", str(cmd.language)),
+            self._language(cmd.language),
             cmd.version,
             topic,
             group,
@@ -519,8 +523,6 @@ class _Emitter:
         req = row.request
         if cmd.code != 0 or req is None or req.command.code not in _STORED:
             return
-        from wire.message import decode_messages
-
         source = _STORED[req.command.code]
         try:
             stored = decode_messages(body)
@@ -540,8 +542,6 @@ class _Emitter:
                                      f"{m.store_host.host}:{m.store_host.port}", None))
 
     def _sent(self, row: CommandRow, out: list[tuple[Any, ...]]) -> None:
-        from wire.message import decode_batch, decode_properties
-
         cmd = row.command
         body = cmd.body or b""
         ext = cmd.ext_fields

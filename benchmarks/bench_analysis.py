@@ -5,6 +5,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_analysis.py                       # 500 MB, 8 files, 2 runs, growth
     .venv/bin/python benchmarks/bench_analysis.py --size-mb 100 --runs 1 --growth ""   # a short run
+    .venv/bin/python benchmarks/bench_analysis.py --executor 30 --runs 3   # executor CPU per stage, no Spark
 
 It synthesises captures with ``bench_pcap``'s generator (the same traffic: SEND_MESSAGE_V2 with
 1 KiB bodies, pulls of 40 KB, route queries and heartbeats over 64 connections) in two layouts of
@@ -80,6 +81,59 @@ spark.stop()
 """
 
 
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def executor_cpu(path: Path, split_bytes: int, partitions: int) -> dict[str, float]:
+    """CPU seconds per MB of the work the executors do, run here in one process without Spark (so
+    without its JVM and scheduling): for the file cut into splits, the scan of the record
+    boundaries, the index of each split by flow, the decoding of each flow partition and the
+    Parquet tables; and the same file decoded whole (the path of a file no bigger than a split).
+    Each stage is timed by this process's own CPU clock, which others' load moves much less than
+    wall time."""
+    from analysis import tasks
+    from wire.capture import PortRoles
+    from wire.capture.splits import file_layout, plan_ranges, resolve
+
+    mb = path.stat().st_size / 1e6
+    lay = file_layout(str(path))
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-executor-") as tmp:
+        raw, target = os.path.join(tmp, "raw"), os.path.join(tmp, "out")
+        c = _cpu()
+        scans = []
+        volumes: dict[tuple[int, int], int] = {}
+        for i, (a, b) in enumerate(plan_ranges(lay, split_bytes)):
+            scans.append(tasks.scan_task((lay, i, a, b)))
+            for key, n in tasks.flow_volumes(lay, scans[-1], 0).items():
+                volumes[0, key] = volumes.get((0, key), 0) + n
+        splits, _ = resolve(lay, scans)
+        out["scan"] = _cpu() - c
+        c = _cpu()
+        assign = tasks.deal(volumes, partitions).get(0, {})
+        per: dict[int, list[Any]] = {}
+        for sp in splits:
+            for p, item in tasks.index_split(0, sp, lay, partitions, assign):
+                per.setdefault(p, []).append((p, item))
+        out["index"] = _cpu() - c
+        c = _cpu()
+        names = [str(path)]
+        reports = [tasks.decode_unit(p, tasks.indexed_records(per[p], names), names, PortRoles(), raw)
+                   for p in sorted(per)]
+        out["decode"] = _cpu() - c
+        c = _cpu()
+        for r in reports:
+            tasks.finish_unit(r.unit, raw, target, {}, r.unit)
+        out["tables"] = _cpu() - c
+        shutil.rmtree(target)
+        c = _cpu()
+        tasks.decode_whole(0, [tasks.WholeFile(0, str(path))], [str(path)], PortRoles(), raw, target)
+        out["whole file"] = _cpu() - c
+    return {k: v / mb for k, v in out.items()}
+
+
 def _load() -> float:
     return os.getloadavg()[0]
 
@@ -133,7 +187,24 @@ def main() -> int:
                     help="sizes (MB) for the growth series at local[2]; '' skips it")
     ap.add_argument("--partitions", type=int, default=8, help="flow partitions (default 8)")
     ap.add_argument("--dir", type=Path, help="where to write the captures (default: a temporary directory)")
+    ap.add_argument("--executor", type=float, metavar="MB", default=0.0,
+                    help="only the executors' CPU per MB, per stage, in this process on a capture of MB "
+                    "(no Spark)")
     args = ap.parse_args()
+    if args.executor:
+        with tempfile.TemporaryDirectory(prefix="bench-analysis-", dir=args.dir) as tmp:
+            p = Path(tmp) / "one.pcap"
+            synthesise(p, args.executor, 64, seed=1)
+            runs = [executor_cpu(p, 8 << 20, 4) for _ in range(max(1, args.runs))]
+            best = {k: min(r[k] for r in runs) for k in runs[0]}
+            split = sum(v for k, v in best.items() if k != "whole file")
+            whole = best["whole file"]
+            print(f"executor CPU per MB (least of {len(runs)} runs; {p.stat().st_size / 1e6:.0f} MB, 8 MiB "
+                  f"splits, 4 flow partitions; load {_load():.1f}): "
+                  + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in best.items())
+                  + f"; cut into splits {split * 1000:.1f} ms = {1 / split:.1f} MB per CPU-second, whole "
+                  f"{whole * 1000:.1f} ms = {1 / whole:.1f} MB per CPU-second", flush=True)
+        return 0
     with tempfile.TemporaryDirectory(prefix="bench-analysis-", dir=args.dir) as tmp:
         d = Path(tmp)
         many, one = _make(d, args.size_mb, args.files)
@@ -152,8 +223,10 @@ def main() -> int:
             for _ in range(args.runs):
                 r1.append(_job("local[1]", files, d / "out", args.partitions))
                 r2.append(_job("local[2]", files, d / "out", args.partitions))
-                print(f"  {name} run: local[1] {r1[-1]['seconds']:.1f} s (load {r1[-1]['load']:.1f}), "
-                      f"local[2] {r2[-1]['seconds']:.1f} s (load {r2[-1]['load']:.1f}), "
+                print(f"  {name} run: local[1] {r1[-1]['seconds']:.1f} s, "
+                      f"{r1[-1]['cpu'] / mb * 1000:.1f} CPU-ms/MB (load {r1[-1]['load']:.1f}); "
+                      f"local[2] {r2[-1]['seconds']:.1f} s, "
+                      f"{r2[-1]['cpu'] / mb * 1000:.1f} CPU-ms/MB (load {r2[-1]['load']:.1f}); "
                       f"ratio {r1[-1]['seconds'] / r2[-1]['seconds']:.2f}x; stages {r2[-1]['stages']}",
                       flush=True)
             s1, s2 = _median(r1, "seconds"), _median(r2, "seconds")

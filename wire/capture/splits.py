@@ -335,6 +335,8 @@ def walk(
     blocks: list[int] = []
     untimed_first = False
     timed = False
+    if layout.kind == "pcap":
+        pos, records = _walk_pcap(layout, w, pos, min(end, layout.size))
     while pos < end and pos < layout.size:
         if layout.kind == "pcap":
             h = w.get(pos, 16)
@@ -376,6 +378,32 @@ def walk(
     return SplitScan(
         index, start, end, first, pos, records, state, (endian, interfaces), tuple(blocks), untimed_first
     )
+
+
+def _walk_pcap(layout: FileLayout, w: _Window, pos: int, stop: int) -> tuple[int, int]:
+    """The record headers from ``pos`` up to the first record at or after ``stop``, read straight from
+    the window while they lie in it: (where that walk stopped, records). The careful loop of
+    :func:`walk` takes over where a header is not wholly in the window (or is damaged)."""
+    length = struct.Struct(layout.endian + "I").unpack_from
+    records = 0
+    while pos < stop:
+        o = pos - w.base
+        buf = w.buf
+        if o < 0 or o + 16 > len(buf):
+            w.get(pos, 16)
+            o = pos - w.base
+            buf = w.buf
+            if o + 16 > len(buf):
+                break
+        limit = len(buf) - 16
+        while pos < stop and o <= limit:
+            incl = length(buf, o + 8)[0]
+            if incl > MAX_RECORD_LENGTH:
+                return pos, records
+            pos += 16 + incl
+            o += 16 + incl
+            records += 1
+    return pos, records
 
 
 def scan_split(
