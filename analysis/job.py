@@ -12,8 +12,12 @@ Jobs (each shown by :mod:`analysis.progress` under its description):
    records per flow partition (:func:`analysis.tasks.index_split`); only these indexes are
    shuffled. Reduce: each flow partition reads its records from the files by offset, in capture
    order, and decodes them with ``wire.capture``'s decoder (:func:`analysis.tasks.decode_unit`).
-   Beside them in the same stage, files no bigger than a split (and gzip files, and files read
-   through Spark's file systems) are decoded whole, several small ones per task. Every unit writes
+   Beside them in the same stage, files no bigger than a split (and gzip files, and gzip'd or
+   pcapng files read through Spark's file systems) are decoded whole, several small ones per task.
+   Classic pcap files bigger than a split read through Spark's file systems take the same
+   shuffle, cut into byte ranges by Spark's own reader: their scan is a job over those ranges,
+   and their map side sends the records' bytes with the index, since no executor can read such
+   a file by offset (:func:`_remote_splits`). Every unit writes
    its rows as Arrow files and returns a small report (row counts, connections, Java versions).
 3. **decode again** (rare) — a flow partition that named an HA variant from fewer Java versions
    than the whole capture had shown is decoded again with the file's version timeline (the
@@ -36,17 +40,34 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from pyspark.sql import SparkSession
 
 from wire.capture import CaptureFileError, PortRoles
-from wire.capture.splits import FileLayout, Split, SplitScan, file_layout, plan_ranges, resolve
+from wire.capture.splits import (
+    FileLayout,
+    Split,
+    SplitScan,
+    file_layout,
+    layout_of,
+    plan_ranges,
+    resolve,
+    walk,
+)
 
 from . import tasks
 from .columnar import empty_table
 from .schema import COLUMNS
-from .sources import SourceError, expand_local, expand_remote, is_remote
+from .sources import (
+    MAX_REMOTE_BYTES,
+    RemoteFile,
+    SourceError,
+    expand_local,
+    expand_remote,
+    is_remote,
+    read_range,
+)
 
 __all__ = [
     "MARKER",
@@ -180,6 +201,20 @@ class _Plan:
     split_total: int = 0
     #: bytes per flow (file, key) of the files cut into splits
     volumes: dict[tuple[int, int], int] = field(default_factory=dict)
+    #: remote classic pcap files read by byte ranges (:func:`_remote_splits`)
+    ranged: _Ranged | None = None
+
+
+@dataclass
+class _Ranged:
+    """Remote files cut into byte ranges: Spark's text source reads the ranges (``frame``: file name,
+    block start, line), ``chunks`` says where each lies in its file, ``splits`` the resolved split
+    of each range with the bytes after it that its last record needs."""
+
+    frame: Any
+    chunks: dict[tuple[str, int], tasks.Chunk]
+    layouts: dict[int, FileLayout]
+    splits: dict[tuple[int, int], tuple[Split, bytes]]
 
 
 def run_job(
@@ -200,9 +235,21 @@ def run_job(
     """
     started = time.monotonic()
     note = on_stage or (lambda _s: None)
-    stages: dict[str, float] = {}
     roles = roles or PortRoles()
 
+    saved = spark.conf.get(_PARTITION_BYTES, None)
+    try:
+        return _run(spark, inputs, out, partitions, split_bytes, roles, note, started)
+    finally:
+        if saved is None:
+            spark.conf.unset(_PARTITION_BYTES)
+        else:
+            spark.conf.set(_PARTITION_BYTES, saved)
+
+
+def _run(spark: SparkSession, inputs: list[str], out: Path, partitions: int | None, split_bytes: int | None,
+         roles: PortRoles, note: Callable[[str], None], started: float) -> JobResult:
+    stages: dict[str, float] = {}
     note("scan")
     t = time.monotonic()
     plan = _plan(spark, inputs, split_bytes)  # reads the inputs only: a bad one costs no output
@@ -222,7 +269,8 @@ def run_job(
             "path": path,
             "format": plan.kinds[i],
             "bytes": plan.sizes[i],
-            "splits": max(1, sum(1 for fid, _s, _l in plan.splits if fid == i)),
+            "splits": max(1, sum(1 for fid, _s, _l in plan.splits if fid == i)
+                          + (sum(1 for f, _k in plan.ranged.splits if f == i) if plan.ranged else 0)),
         }
         for i, path in enumerate(plan.captures)
     ]
@@ -268,14 +316,16 @@ def _decode(spark: SparkSession, plan: _Plan, out: Path, raw: str, partitions: i
     parts: list[Any] = []
     flows = None
     paths = list(captures)
-    if plan.splits:
-        assign = sc.broadcast(tasks.deal(plan.volumes, nparts))
-        flows = (
-            sc.parallelize(plan.splits, len(plan.splits))
-            .flatMap(lambda item: tasks.index_split(item[0], item[1], item[2], nparts,
-                                                    assign.value.get(item[0], {})))
-            .partitionBy(nparts, _identity)
-        )
+    if plan.splits or plan.ranged:
+        maps = []
+        if plan.splits:
+            assign = sc.broadcast(tasks.deal(plan.volumes, nparts))
+            maps.append(sc.parallelize(plan.splits, len(plan.splits)).flatMap(
+                lambda item: tasks.index_split(item[0], item[1], item[2], nparts,
+                                               assign.value.get(item[0], {}))))
+        if plan.ranged:
+            maps.append(_carried(spark, plan.ranged, nparts))
+        flows = (maps[0] if len(maps) == 1 else sc.union(maps)).partitionBy(nparts, _identity)
         parts.append(flows.mapPartitionsWithIndex(
             lambda p, it: [tasks.decode_unit(p, tasks.indexed_records(it, paths), captures, roles, raw)]))
     if plan.bins:
@@ -357,8 +407,115 @@ def _plan(spark: SparkSession, inputs: list[str], split_bytes: int | None) -> _P
     splits, rewalked, volumes = plan_splits(spark, cut, target) if cut else ([], 0, {})
     cut_ids = {fid for fid, _lay in cut}
     whole = [fid for fid in layouts if fid not in cut_ids]
-    return _Plan(captures, sizes, kinds, splits, _bins(whole, sizes, captures, target, parallelism), remote,
-                 rewalked, sum(lay.size for _fid, lay in cut), volumes)
+    ranged_layouts = _remote_layouts(spark, [f for f in remote if sizes[f] - 24 > target], captures, sizes)
+    for f in remote:
+        if f not in ranged_layouts and sizes[f] > MAX_REMOTE_BYTES:
+            raise AnalysisError(
+                f"{captures[f]}: {sizes[f]:,} bytes; a gzip'd or pcapng file read through Spark's file "
+                "systems is read whole and must be below 2 GiB (rotate captures smaller, or write classic "
+                "pcap, which is read by byte ranges)")
+    ranged = None
+    if ranged_layouts:
+        ranged, n = _remote_splits(spark, ranged_layouts, captures, target)
+        rewalked += n
+    split_total = sum(lay.size for _fid, lay in cut) + sum(lay.size for lay in ranged_layouts.values())
+    return _Plan(captures, sizes, kinds, splits, _bins(whole, sizes, captures, target, parallelism),
+                 [f for f in remote if f not in ranged_layouts], rewalked, split_total, volumes, ranged)
+
+
+def _remote_layouts(spark: SparkSession, files: list[int], captures: list[str],
+                    sizes: list[int]) -> dict[int, FileLayout]:
+    """The remote files bigger than a split that are classic pcap (read by byte ranges), with their
+    layouts from their first bytes, read on the driver."""
+    out: dict[int, FileLayout] = {}
+    for f in files:
+        try:
+            lay = layout_of(captures[f], read_range(spark, captures[f], 0, 64), sizes[f])
+        except CaptureFileError as err:
+            raise AnalysisError(str(err)) from None
+        except Exception as err:  # py4j: the file system's own error
+            raise AnalysisError(f"{captures[f]}: {failure_reason(err)}") from None
+        if lay.kind == "pcap":
+            out[f] = lay
+    return out
+
+
+_PARTITION_BYTES = "spark.sql.files.maxPartitionBytes"
+#: bytes after each remote byte range the scan gets (a record header straddling the end, and the
+#: chain of records a candidate near the end is checked with)
+_SCAN_SEAM = 64 * 1024
+
+
+def _remote_splits(spark: SparkSession, layouts: dict[int, FileLayout], captures: list[str],
+                   target: int) -> tuple[_Ranged, int]:
+    """Remote classic pcap files cut into byte ranges by Spark's own reader, so that many tasks read
+    one file: its text source with lines cut at ``\\n`` splits a file at about ``target`` bytes
+    and hands the raw bytes on (a line cast to binary is the file's bytes; only the ``\\n`` that
+    ended it is dropped, and :func:`analysis.tasks.chunk_bytes` puts it back). A first job (in the
+    JVM only) adds up the bytes of each range, which places every range in its file; the driver
+    reads the few bytes after each range through Hadoop's FileSystem; the scan of each range and
+    the verification of the boundaries are those of local files (``wire.capture.splits``)."""
+    sc = spark.sparkContext
+    spark.conf.set(_PARTITION_BYTES, str(target))  # until the end of the job (run_job puts it back)
+    urls = {f: captures[f] for f in layouts}
+    frame = (spark.read.format("text").option("lineSep", "\n").load(list(urls.values()))
+             .selectExpr("input_file_name() AS f", "input_file_block_start() AS s",
+                         "CAST(value AS BINARY) AS v"))
+    sc.setJobDescription("ranges: where Spark's byte ranges of the remote files lie")
+    lengths = (frame.selectExpr("f", "s", "octet_length(v) + 1 AS n").groupBy("f", "s").sum("n").collect())
+    ids = {u: f for f, u in urls.items()}
+    per: dict[int, list[tuple[int, str, int]]] = {}
+    for name, start, n in lengths:
+        per.setdefault(_file_id(ids, name), []).append((int(start), name, int(n)))
+    chunks: dict[tuple[str, int], tasks.Chunk] = {}
+    by_file: dict[int, list[tasks.Chunk]] = {}
+    for f, blocks in per.items():
+        at = 0
+        for k, (start, name, n) in enumerate(sorted(blocks)):
+            c = tasks.Chunk(f, k, at, min(at + n, layouts[f].size))
+            chunks[name, start] = c
+            by_file.setdefault(f, []).append(c)
+            at += n
+        if at not in (layouts[f].size, layouts[f].size + 1):
+            raise AnalysisError(f"{urls[f]}: Spark read {at:,} bytes of {layouts[f].size:,} "
+                                "(did the file change?)")
+    seams = {}
+    for f, cs in by_file.items():
+        with RemoteFile(spark, urls[f]) as rf:
+            for c in cs:
+                seams[f, c.index] = rf.pread(c.end, _SCAN_SEAM) if c.end < layouts[f].size else b""
+    known = sc.broadcast(chunks)
+    scan_seams = sc.broadcast(seams)
+    lays = sc.broadcast(layouts)
+    sc.setJobDescription("scan: record boundaries of the remote byte ranges")
+    scans: dict[int, list[SplitScan]] = {}
+
+    def scan(rows: Iterable[Any]) -> list[tuple[int, SplitScan]]:
+        return [(c.file_id, tasks.scan_chunk(c, data, scan_seams.value[c.file_id, c.index],
+                                             lays.value[c.file_id]))
+                for c, data in tasks.chunk_bytes(rows, known.value)]
+
+    for f, got in frame.rdd.mapPartitions(scan).collect():
+        scans.setdefault(f, []).append(got)
+    rewalked = 0
+    splits: dict[tuple[int, int], tuple[Split, bytes]] = {}
+    for f, lay in layouts.items():
+        with RemoteFile(spark, urls[f]) as rf:
+            def rewalk(index: int, first: int, end: int, state: tuple[str, int],
+                       lay: FileLayout = lay, rf: RemoteFile = rf) -> SplitScan:
+                return walk(lay, cast(BinaryIO, rf), index, first, end, first, state)
+
+            try:
+                plan, n = resolve(lay, scans.get(f, []), rewalk)
+            except CaptureFileError as err:
+                raise AnalysisError(str(err)) from None
+            rewalked += n
+            ends = {c.index: c.end for c in by_file[f]}
+            for sp in plan:
+                end = ends[sp.index]
+                splits[f, sp.index] = (sp, rf.pread(end, sp.stop - end) if sp.stop > end else b"")
+    return _Ranged(frame, chunks, layouts, splits), rewalked
+
 
 
 def _bins(files: list[int], sizes: list[int], captures: list[str], target: int,
@@ -400,6 +557,22 @@ def _remote_units(spark: SparkSession, plan: _Plan, first_unit: int, roles: Port
         yield tasks.decode_whole(first_unit + i, files, captures, roles, raw, target)
 
     return rdd.mapPartitionsWithIndex(unit)
+
+
+def _carried(spark: SparkSession, ranged: _Ranged, nparts: int) -> Any:
+    """Map side for the remote byte ranges: each range's records, with their bytes, per flow partition."""
+    sc = spark.sparkContext
+    known = sc.broadcast(ranged.chunks)
+    splits = sc.broadcast(ranged.splits)
+    lays = sc.broadcast(ranged.layouts)
+
+    def carry(rows: Iterable[Any]) -> Iterator[Any]:
+        for c, data in tasks.chunk_bytes(rows, known.value):
+            got = splits.value.get((c.file_id, c.index))
+            if got is not None:
+                yield from tasks.carry_split(c, data, got[1], got[0], lays.value[c.file_id], nparts)
+
+    return ranged.frame.rdd.mapPartitions(carry)
 
 
 def _file_id(ids: dict[str, int], url: str) -> int:

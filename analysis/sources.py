@@ -5,13 +5,16 @@ A local path (or ``file://`` URL) is read by the executors themselves, by byte r
 one big file is decoded by many tasks at once; on a cluster it must be a path every worker
 mounts. Any other URL (``hdfs://``, ``s3a://``, ``viewfs://``, ``abfs://``, ... whatever file
 systems the Spark installation has) is listed on the driver through Hadoop's ``FileSystem`` (the
-JVM gateway) and read by Spark itself (``binaryFiles``): each such file is read whole by one
-task, so the parallelism is across files, and a file must be smaller than 2 GiB (a Java array).
+JVM gateway) and read by Spark itself, since a Python worker cannot open it: a classic pcap file
+bigger than a split by byte ranges, many tasks per file (:func:`analysis.job._remote_splits`);
+gzip'd and pcapng files, and small ones, whole (``binaryFiles``; below 2 GiB, a Java array). The
+driver reads the few bytes it needs itself (:class:`RemoteFile`).
 """
 
 from __future__ import annotations
 
 import glob
+import io
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,10 +27,13 @@ __all__ = [
     "expand_local",
     "expand_remote",
     "is_remote",
+    "read_range",
+    "RemoteFile",
 ]
 
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz")
-#: the largest file Spark's binaryFiles hands to Python (one Java byte array)
+#: the largest file Spark's binaryFiles hands to Python (one Java byte array): the limit of remote
+#: files read whole
 MAX_REMOTE_BYTES = (1 << 31) - 1 - 64
 _KINDS = "(*.pcap, *.pcapng, *.cap, gzip'd)"
 
@@ -110,12 +116,6 @@ def expand_remote(spark: Any, item: str) -> list[tuple[str, int]]:
             found.extend(sorted(inside))
         else:
             found.append((st.getPath().toString(), int(st.getLen())))
-    for url, size in found:
-        if size > MAX_REMOTE_BYTES:
-            raise SourceError(
-                f"{url}: {size:,} bytes; a file read through Spark's file systems is read whole and must be "
-                "below 2 GiB (rotate captures smaller, or put them on a path every worker mounts, which is "
-                "read by byte ranges)")
     return found
 
 
@@ -131,3 +131,64 @@ def _java_reason(err: Exception) -> str:
                     "Hadoop version of Spark>)")
         return f"{name}: {message}"
     return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+
+
+def read_range(spark: Any, url: str, offset: int, n: int) -> bytes:
+    """``n`` bytes of a remote file from ``offset`` (fewer at its end), read on the driver through
+    Hadoop's FileSystem."""
+    return RemoteFile(spark, url).pread(offset, n)
+
+
+class RemoteFile(io.RawIOBase):
+    """A remote file opened on the driver through Hadoop's FileSystem, read as a local file is
+    (seek, read): for the few bytes the driver itself needs (file headers, the bytes where byte
+    ranges meet, a split walked again)."""
+
+    def __init__(self, spark: Any, url: str) -> None:
+        super().__init__()
+        sc = spark.sparkContext
+        self._jvm = sc._jvm
+        path = self._jvm.org.apache.hadoop.fs.Path(url)
+        self._stream = path.getFileSystem(sc._jsc.hadoopConfiguration()).open(path)
+        self.url = url
+        self.pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if whence != 0:
+            raise OSError("RemoteFile seeks from the start only")
+        self.pos = offset
+        return offset
+
+    def tell(self) -> int:
+        return self.pos
+
+    def read(self, n: int = -1) -> bytes:
+        out = self.pread(self.pos, n if n is not None and n >= 0 else 1 << 30)
+        self.pos += len(out)
+        return out
+
+    def pread(self, offset: int, n: int) -> bytes:
+        self._stream.seek(offset)
+        io_ = self._jvm.org.apache.commons.io
+        out = bytearray()
+        while n > 0:
+            # commons-io (in every Spark installation) hands back a byte[] of what the bounded stream
+            # gives, fewer bytes at the end of the file; py4j copies it into Python in one transfer
+            want = min(n, 8 << 20)
+            chunk = bytes(io_.IOUtils.toByteArray(io_.input.BoundedInputStream(self._stream, want)))
+            if not chunk:
+                break
+            out += chunk
+            n -= len(chunk)
+        return bytes(out)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._stream.close()
+        super().close()

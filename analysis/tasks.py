@@ -44,13 +44,13 @@ import zlib
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from wire.capture import CaptureDecoder, CommandRow, HaRow, PacketError, PortRoles, ProblemRow, parse_packet
 from wire.capture.fields import code_name, command_type, plain, row_fields
 from wire.capture.hotpath import decode_classic, fixed_link_header
 from wire.capture.records import MAX_RECORD_LENGTH, CaptureFileError, CaptureSource
-from wire.capture.splits import FileLayout, Split, SplitScan, scan_split, split_records
+from wire.capture.splits import ByteRange, FileLayout, Split, SplitScan, scan_split, split_records
 from wire.codes import SerializeType, version_name
 from wire.errors import DecodeError
 from wire.message import decode_batch, decode_messages, decode_properties
@@ -859,13 +859,120 @@ def _finish(dec: CaptureDecoder, emitter: _Emitter, file_id: int, undecided: lis
         report.connections.append((file_id, emitter.conn_id(tcp.index), tcp.first_record))
 
 
-def indexed_records(items: Iterable[tuple[int, tuple[int, int, Index]]],
+def indexed_records(items: Iterable[tuple[int, tuple[int, int, Index | Carried]]],
                     paths: list[str]) -> Iterator[tuple[int, int, float, int, bytes]]:
-    """A flow partition's records in (file, record) order, read by offset from its indexes."""
+    """A flow partition's records in (file, record) order, read by offset from its indexes (or, for
+    byte ranges of remote files, from the bytes that came with them)."""
     chunks = sorted((v for _k, v in items), key=lambda v: (v[0], v[1]))
     for file_id, _split, index in chunks:
-        for number, ts, linktype, data in read_indexed(paths[file_id], index):
+        got = index.records() if isinstance(index, Carried) else read_indexed(paths[file_id], index)
+        for number, ts, linktype, data in got:
             yield file_id, number, ts, linktype, data
+
+
+# ---------------------------------------------------------------------------------------------- remote files
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One byte range of a remote file as Spark's text source cuts it (at line ends): the bytes
+    ``[start, end)`` of file ``file_id``, the ``index``-th range of the file."""
+
+    file_id: int
+    index: int
+    start: int
+    end: int
+
+
+class Carried:
+    """The records of a remote byte range that one flow partition decodes, with their bytes (an
+    executor cannot read a remote file by offset, so the bytes travel with the index)."""
+
+    __slots__ = ("index", "data")
+
+    def __init__(self, index: Index, data: bytes) -> None:
+        self.index = index
+        self.data = data
+
+    def records(self) -> Iterator[tuple[int, float, int, bytes]]:
+        ix, data = self.index, self.data
+        for number, ts, link, at, length in zip(ix.numbers, ix.times, ix.links, ix.offsets, ix.lengths,
+                                                strict=True):
+            yield number, ts, link, data[at:at + length]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Carried, (self.index, self.data))
+
+
+def chunk_bytes(rows: Iterable[Any], chunks: dict[tuple[str, int], Chunk]) -> Iterator[tuple[Chunk, bytes]]:
+    """Rows ``(file name, block start, line)`` of Spark's text source (lines cut at ``\\n``, which
+    they lose), in the order of one partition → each byte range and its bytes, exactly as in the
+    file: the lines joined with ``\\n`` again (the range's length drops the one a file that does
+    not end in ``\\n`` never had)."""
+    current: tuple[str, int] | None = None
+    lines: list[bytes] = []
+    for name, start, line in rows:
+        key = (name, start)
+        if key != current:
+            if current is not None:
+                yield _joined(chunks[current], lines)
+            current = key
+            lines = []
+        lines.append(bytes(line))
+    if current is not None:
+        yield _joined(chunks[current], lines)
+
+
+def _joined(chunk: Chunk, lines: list[bytes]) -> tuple[Chunk, bytes]:
+    lines.append(b"")
+    data = b"\n".join(lines)
+    return chunk, data[:chunk.end - chunk.start]
+
+
+def scan_chunk(chunk: Chunk, data: bytes, seam: bytes, layout: FileLayout) -> SplitScan:
+    """The scan of a remote byte range (:func:`wire.capture.splits.scan_split`) from its bytes and
+    the first bytes after it (``seam``: the last record header may straddle the end)."""
+    source = cast(BinaryIO, ByteRange(chunk.start, data + seam))
+    return scan_split(layout, chunk.index, chunk.start, chunk.end, source=source)
+
+
+def carry_split(chunk: Chunk, data: bytes, seam: bytes, split: Split, layout: FileLayout, partitions: int
+                ) -> Iterator[tuple[int, tuple[int, int, Carried]]]:
+    """Map side for a remote byte range: its resolved split's records (``seam``: the bytes after the
+    range up to the split's end) per flow partition, with their bytes, as :func:`index_split`
+    gives the index of a local one."""
+    buf = data + seam
+    base = chunk.start
+    header = struct.Struct(layout.endian + "IIII").unpack_from
+    scale = layout.scale
+    link = layout.linktype
+    file_id = chunk.file_id
+    index = [Index() for _ in range(partitions)]
+    parts: list[list[bytes]] = [[] for _ in range(partitions)]
+    sizes = [0] * partitions
+    pos = split.first
+    number = split.number
+    while pos < split.stop:
+        o = pos - base
+        if o + 16 > len(buf):
+            raise CaptureFileError("record header cut short before the end of the file", path=layout.path,
+                                   record=number + 1, offset=pos, field="record header")
+        sec, frac, incl, _orig = header(buf, o)
+        if incl > MAX_RECORD_LENGTH or o + 16 + incl > len(buf):
+            why = (f"record length {incl} exceeds {MAX_RECORD_LENGTH}: the file is damaged"
+                   if incl > MAX_RECORD_LENGTH else "record data cut short before the end of the file")
+            raise CaptureFileError(why, path=layout.path, record=number + 1, offset=pos, field="incl_len")
+        number += 1
+        key = flow_key(link, buf, o + 16, incl, file_id)
+        if key is not None:
+            p = _partition(key, number, {}, partitions)
+            index[p].add(number, sec + frac * scale, link, sizes[p], incl)
+            parts[p].append(buf[o + 16:o + 16 + incl])
+            sizes[p] += incl
+        pos += 16 + incl
+    for p in range(partitions):
+        if index[p]:
+            yield p, (file_id, chunk.index, Carried(index[p], b"".join(parts[p])))
 
 
 def decode_whole(unit: int, files: Iterable[WholeFile], captures: list[str], roles: PortRoles, raw_dir: str,
@@ -947,4 +1054,5 @@ def finish_unit(unit: int, raw_dir: str, out: str, streams: dict[int, int],
     return counts
 
 
-__all__ += ["decode_whole", "indexed_records", "split_records"]
+__all__ += ["Carried", "Chunk", "carry_split", "chunk_bytes", "decode_whole", "indexed_records", "scan_chunk",
+            "split_records"]

@@ -3,8 +3,9 @@
 
 ``viewfs://`` stands in for ``hdfs://`` and ``s3a://``: a Hadoop file system in the jars every
 Spark installation has, whose URLs Python cannot open, mounted here on a temporary directory. The
-job lists it with Hadoop's FileSystem on the driver and reads it with ``binaryFiles``, through
-the same code as any other scheme; what it decodes equals ``mqctl pcap decode`` of the same files.
+job lists it with Hadoop's FileSystem on the driver and reads it through Spark (classic pcap files
+bigger than a split by byte ranges, the others whole with ``binaryFiles``), through the same code
+as any other scheme; what it decodes equals ``mqctl pcap decode`` of the same files.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from tests.analysis.test_equality import _command_view, _pick, pcap_decode
-from tests.conftest import FIXTURES
+from tests.analysis.conftest import SPLIT_BYTES, fooling_capture
+from tests.analysis.test_equality import _command_view, _ha_view, _pick, _problem_view, _tables, pcap_decode
+from tests.conftest import CAPTURES, FIXTURES
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
@@ -61,17 +63,58 @@ def test_captures_read_through_a_hadoop_file_system(spark: Any, tmp_path: Path) 
         assert [_pick(g, w) for g, w in zip(got, want, strict=True)] == want, remote
 
 
+def test_a_remote_file_is_read_by_byte_ranges_in_parallel(spark: Any, tmp_path: Path) -> None:
+    """Classic pcap files bigger than a split, read through a Hadoop file system, are cut into byte
+    ranges that separate tasks read (Spark's own reader), and decode row for row as ``mqctl pcap
+    decode`` decodes them: a capture whose payloads fool the boundary search (so the driver walks
+    splits again, through Hadoop's FileSystem) and, where ../shared is present, the 5.x failover
+    capture (AutoSwitch HA streams, named from the Java versions seen across the whole file)."""
+    from analysis.job import run_job
+
+    src = tmp_path / "src"
+    src.mkdir()
+    files = [fooling_capture(src / "made-fooling.pcap")]
+    failover = CAPTURES / "java-5.0.0" / "13-failover.pcap"
+    if failover.is_file():
+        shutil.copy(failover, src / failover.name)
+        files.append(src / failover.name)
+    url = _mount(spark, src)
+
+    out = tmp_path / "out"
+    result = run_job(spark, [url], out, split_bytes=SPLIT_BYTES, partitions=3)
+    info = {c["path"].rpartition("/")[2]: c for c in result.captures}
+    for f in files:
+        ranges = -(-f.stat().st_size // SPLIT_BYTES)
+        assert info[f.name]["splits"] >= max(2, ranges - 1), info[f.name]  # one task per range
+    assert result.rewalked > 0  # the fooling capture's false boundaries were put right
+
+    tables = {name: _tables(spark, out, name) for name in ("commands", "ha", "problems")}
+    for f in files:
+        remote = f"{url}/{f.name}"
+        decoded = pcap_decode(f)
+        by_number = {r["rocketmq.row"]: r for r in decoded}
+        views = {"commands": [_command_view(r, by_number) for r in decoded if r["rocketmq.kind"] == "command"],
+                 "ha": [_ha_view(r) for r in decoded if r["rocketmq.kind"] == "ha"],
+                 "problems": [_problem_view(r) for r in decoded if r["rocketmq.kind"] == "problem"]}
+        assert views["commands"], f
+        for name, want in views.items():
+            got = tables[name].get(remote, [])
+            assert len(got) == len(want), (f, name)
+            assert [_pick(g, w) for g, w in zip(got, want, strict=True)] == want, (f, name)
+
+
 def test_a_remote_file_too_big_to_read_whole_is_refused(spark: Any, tmp_path: Path) -> None:
     from analysis.job import AnalysisError, run_job
 
     src = tmp_path / "src"
     src.mkdir()
-    big = src / "big.pcap"
+    big = src / "big.pcap.gz"  # gzip'd: read whole (classic pcap is read by byte ranges)
     with open(big, "wb") as f:
+        f.write(gzip.compress(b"x"))
         f.truncate(2 * 1024**3 + 1)  # sparse: no disk used
     url = _mount(spark, src)
     with pytest.raises(AnalysisError, match="below 2 GiB"):
-        run_job(spark, [f"{url}/big.pcap"], tmp_path / "out")
+        run_job(spark, [f"{url}/big.pcap.gz"], tmp_path / "out")
     assert not (tmp_path / "out" / "commands").exists()
 
 

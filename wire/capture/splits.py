@@ -38,6 +38,8 @@ the split), numbered as in the whole file.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import struct
 from collections.abc import Callable, Iterator
@@ -59,7 +61,9 @@ __all__ = [
     "FileLayout",
     "Split",
     "SplitScan",
+    "ByteRange",
     "file_layout",
+    "layout_of",
     "plan_ranges",
     "resolve",
     "scan_split",
@@ -150,6 +154,11 @@ def file_layout(path: str) -> FileLayout:
             size = f.tell()
     except OSError as exc:
         raise CaptureFileError(f"cannot open: {exc.strerror or exc}", path=path) from None
+    return layout_of(path, head, size)
+
+
+def layout_of(path: str, head: bytes, size: int) -> FileLayout:
+    """The layout of a capture file of ``size`` bytes from its first 64 (``head``)."""
     magic = head[:4]
     if head[:2] == _GZIP_MAGIC:
         return FileLayout(path, "gzip", size, 0)
@@ -199,6 +208,43 @@ def plan_ranges(layout: FileLayout, target: int) -> list[tuple[int, int]]:
         step = -(-step // 4) * 4
     cuts = [layout.data_start + i * step for i in range(n)] + [layout.size]
     return [(a, min(b, layout.size)) for a, b in itertools.pairwise(cuts) if a < layout.size]
+
+
+class ByteRange(io.RawIOBase):
+    """Bytes of a file from offset ``start`` on, held in memory, read as the file itself is read:
+    seek to a file offset, read; a read past what is held returns fewer bytes (as at the end of
+    a file). For byte ranges a worker got from a file system it cannot open itself."""
+
+    def __init__(self, start: int, data: bytes) -> None:
+        super().__init__()
+        self.start = start
+        self.data = data
+        self.pos = start
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if whence == 1:
+            offset += self.pos
+        elif whence == 2:
+            offset += self.start + len(self.data)
+        self.pos = offset
+        return offset
+
+    def tell(self) -> int:
+        return self.pos
+
+    def read(self, n: int = -1) -> bytes:
+        o = self.pos - self.start
+        if o < 0:
+            raise OSError(f"offset {self.pos} is before the bytes held (from {self.start})")
+        out = self.data[o:] if n is None or n < 0 else self.data[o:o + n]
+        self.pos += len(out)
+        return out
 
 
 class _Window:
@@ -407,16 +453,18 @@ def _walk_pcap(layout: FileLayout, w: _Window, pos: int, stop: int) -> tuple[int
 
 
 def scan_split(
-    layout: FileLayout, index: int, start: int, end: int, state: tuple[str, int] | None = None
+    layout: FileLayout, index: int, start: int, end: int, state: tuple[str, int] | None = None,
+    source: BinaryIO | None = None,
 ) -> SplitScan:
     """A worker's look at ``[start, end)``: the first candidate boundary and the walk from it.
 
     ``state`` (pcapng) is the byte order and interface count assumed at the candidate; by default
     those of the file's first section with no interface yet. Split 0 starts at the layout's data
-    start, which is exact.
+    start, which is exact. ``source`` reads the file instead of opening ``layout.path`` (bytes
+    read through another file system: :class:`ByteRange`).
     """
     state = state or (layout.endian, 0)
-    with open(layout.path, "rb") as f:
+    with open(layout.path, "rb") if source is None else contextlib.nullcontext(source) as f:
         w = _Window(f, layout.size)
         first: int | None = None
         if start <= layout.data_start:
