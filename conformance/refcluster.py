@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import signal
 import socket
@@ -41,15 +42,32 @@ class ReferenceClusterError(RuntimeError):
     """The reference cluster did not start (the message says which process and why)."""
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+_EPHEMERAL = _ephemeral_range()
+_rng = random.Random()
+
+
 def free_port(*, around: tuple[int, ...] = ()) -> int:
-    """A free loopback port ``p`` such that ``p + d`` is free too for every ``d`` in ``around``."""
-    for _ in range(200):
-        with socket.socket() as s:
-            s.bind((HOST, 0))
-            port = int(s.getsockname()[1])
-        if all(_bindable(port + d) for d in around):
+    """A free loopback port ``p`` such that ``p + d`` is free too for every ``d`` in ``around``.
+
+    Picked below the kernel's ephemeral range: a port picked there can be taken by some process's
+    outgoing connection between this check and the server's bind."""
+    offsets = (0, *around)
+    low, high = 10240, _EPHEMERAL[0] - 1
+    if high - low < 1000:  # an unusual ephemeral range: above it instead
+        low, high = _EPHEMERAL[1] + 1, 65000
+    for _ in range(500):
+        port = _rng.randint(low - min(offsets), high - max(offsets))
+        if all(_bindable(port + d) for d in offsets):
             return port
-    raise ReferenceClusterError("no free loopback port found")
+    raise ReferenceClusterError(f"no free loopback ports {offsets} after 500 tries")
 
 
 def _bindable(port: int) -> bool:

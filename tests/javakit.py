@@ -36,7 +36,6 @@ import atexit
 import contextlib
 import itertools
 import os
-import random
 import re
 import shutil
 import signal
@@ -94,46 +93,17 @@ def require_javakit() -> Path:
 
 # ------------------------------------------------------------------------------------------ ports
 
-def _bindable(port: int) -> bool:
-    if not 1024 < port < 65536:
-        return False
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind((HOST, port))
-        except OSError:
-            return False
-    return True
-
-
-def _ephemeral_range() -> tuple[int, int]:
-    try:
-        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
-        return int(low), int(high)
-    except (OSError, ValueError):
-        return 32768, 60999
-
-
-_EPHEMERAL = _ephemeral_range()
-_rng = random.Random()
-
-
 def free_port() -> int:
-    """A loopback port nothing listens on, below the kernel's ephemeral range: a port picked there
-    can be taken by some process's outgoing connection before the server binds it."""
-    return free_ports(1)
+    """A loopback port nothing listens on, below the kernel's ephemeral range
+    (:func:`conformance.refcluster.free_port`)."""
+    return free_ports(0)
 
 
 def free_ports(*offsets: int) -> int:
     """A port ``p`` such that ``p + o`` is free for every offset ``o`` (``p`` itself when none)."""
-    offsets = offsets or (0,)
-    low, high = 10240, _EPHEMERAL[0] - 1
-    if high - low < 1000:  # an unusual ephemeral range: take the kernel's pick instead
-        low, high = _EPHEMERAL[1] + 1, 65000
-    for _ in range(500):
-        port = _rng.randint(low - min(offsets), high - max(offsets))
-        if all(_bindable(port + o) for o in offsets):
-            return port
-    raise RuntimeError(f"no free loopback ports {offsets} after 500 tries")
+    from conformance.refcluster import free_port as pick
+
+    return pick(around=offsets)
 
 
 def free_broker_port() -> int:

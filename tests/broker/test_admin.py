@@ -367,26 +367,10 @@ def test_config_file_layout_is_javas(tmp_path: Path) -> None:
     run(main())
 
 
-def _free_port_pair() -> int:
-    """A port p such that p and p - 2 (the VIP channel) are both free now."""
-    import socket
-
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            p = s.getsockname()[1]
-        try:
-            with socket.socket() as a, socket.socket() as v:
-                a.bind(("127.0.0.1", p))
-                v.bind(("127.0.0.1", p - 2))
-            return p
-        except OSError:
-            continue
-    raise AssertionError("no free port pair")
-
-
 def test_listen_port_from_config_and_the_vip_channel(tmp_path: Path) -> None:
-    free = _free_port_pair()
+    from tests.javakit import free_broker_port
+
+    free = free_broker_port()
 
     async def main() -> None:
         from reference_broker.broker import Broker
