@@ -19,6 +19,8 @@ import itertools
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.broker.helpers import (
     client,
     messages,
@@ -34,6 +36,8 @@ from wire.message import BatchEntry, encode_batch
 
 #: the hostile tests' bound on a watchdog answer while a hostile frame is handled elsewhere
 WATCHDOG_BOUND = 1.0
+
+pytestmark = pytest.mark.slow
 #: one-byte messages of one batch: 23 bytes of entry each, 45 once stored with CLUSTER
 #: (the store's 4 MiB check counts the latter), so this is about as many as one batch may hold
 BATCH = 90_000
