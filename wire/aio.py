@@ -638,7 +638,8 @@ class RemotingConnection(asyncio.Protocol):
     async def aclose(self) -> None:
         self.close()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.wait_closed(), 2)
+            async with asyncio.timeout(2):  # never drops the caller's cancellation (3.11's wait_for may)
+                await self.wait_closed()
 
     async def __aenter__(self) -> RemotingConnection:
         return self
@@ -741,8 +742,9 @@ async def connect(host: str, port: int, *, timeout: float = 3.0, handler: Handle
     """Open a connection; failures raise :class:`ConnectError` (refused, unreachable, timed out)."""
     loop = asyncio.get_running_loop()
     try:
-        _, proto = await asyncio.wait_for(
-            loop.create_connection(lambda: RemotingConnection(handler, name=name), host, port), timeout)
+        async with asyncio.timeout(timeout):  # never drops the caller's cancellation (3.11's wait_for may)
+            _, proto = await loop.create_connection(lambda: RemotingConnection(handler, name=name),
+                                                    host, port)
     except TimeoutError:
         raise ConnectError(f"cannot connect to {host}:{port}: timed out after {timeout:g}s") from None
     except OSError as exc:
@@ -799,7 +801,8 @@ class ConnectionPool:
             conn.close()
         for conn in conns:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(conn.wait_closed(), 1)
+                async with asyncio.timeout(1):
+                    await conn.wait_closed()
 
     async def __aenter__(self) -> ConnectionPool:
         return self
@@ -930,10 +933,12 @@ class RemotingServer:
             conn.close()
         for conn in conns:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(conn.wait_closed(), 2)
+                async with asyncio.timeout(2):
+                    await conn.wait_closed()
         if self._server is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2)
+                async with asyncio.timeout(2):
+                    await self._server.wait_closed()
 
     async def __aenter__(self) -> RemotingServer:
         return self
