@@ -215,6 +215,8 @@ class _Ranged:
     chunks: dict[tuple[str, int], tasks.Chunk]
     layouts: dict[int, FileLayout]
     splits: dict[tuple[int, int], tuple[Split, bytes]]
+    #: how many tasks read each file's ranges (Spark partitions of the text source)
+    tasks: dict[int, int] = field(default_factory=dict)
 
 
 def run_job(
@@ -271,6 +273,7 @@ def _run(spark: SparkSession, inputs: list[str], out: Path, partitions: int | No
             "bytes": plan.sizes[i],
             "splits": max(1, sum(1 for fid, _s, _l in plan.splits if fid == i)
                           + (sum(1 for f, _k in plan.ranged.splits if f == i) if plan.ranged else 0)),
+            **_read_tasks(plan, i),
         }
         for i, path in enumerate(plan.captures)
     ]
@@ -423,6 +426,13 @@ def _plan(spark: SparkSession, inputs: list[str], split_bytes: int | None) -> _P
                  [f for f in remote if f not in ranged_layouts], rewalked, split_total, volumes, ranged)
 
 
+def _read_tasks(plan: _Plan, file_id: int) -> dict[str, int]:
+    """For a remote file read by byte ranges: how many tasks read it."""
+    if plan.ranged is None or file_id not in plan.ranged.layouts:
+        return {}
+    return {"read_tasks": plan.ranged.tasks.get(file_id, 0)}
+
+
 def _remote_layouts(spark: SparkSession, files: list[int], captures: list[str],
                     sizes: list[int]) -> dict[int, FileLayout]:
     """The remote files bigger than a split that are classic pcap (read by byte ranges), with their
@@ -489,14 +499,20 @@ def _remote_splits(spark: SparkSession, layouts: dict[int, FileLayout], captures
     lays = sc.broadcast(layouts)
     sc.setJobDescription("scan: record boundaries of the remote byte ranges")
     scans: dict[int, list[SplitScan]] = {}
+    readers: dict[int, set[int]] = {}
 
-    def scan(rows: Iterable[Any]) -> list[tuple[int, SplitScan]]:
+    def scan(rows: Iterable[Any]) -> list[tuple[int, SplitScan, int]]:
+        from pyspark import TaskContext
+
+        task = TaskContext.get()
+        part = task.partitionId() if task is not None else -1
         return [(c.file_id, tasks.scan_chunk(c, data, scan_seams.value[c.file_id, c.index],
-                                             lays.value[c.file_id]))
+                                             lays.value[c.file_id]), part)
                 for c, data in tasks.chunk_bytes(rows, known.value)]
 
-    for f, got in frame.rdd.mapPartitions(scan).collect():
+    for f, got, part in frame.rdd.mapPartitions(scan).collect():
         scans.setdefault(f, []).append(got)
+        readers.setdefault(f, set()).add(part)
     rewalked = 0
     splits: dict[tuple[int, int], tuple[Split, bytes]] = {}
     for f, lay in layouts.items():
@@ -514,7 +530,7 @@ def _remote_splits(spark: SparkSession, layouts: dict[int, FileLayout], captures
             for sp in plan:
                 end = ends[sp.index]
                 splits[f, sp.index] = (sp, rf.pread(end, sp.stop - end) if sp.stop > end else b"")
-    return _Ranged(frame, chunks, layouts, splits), rewalked
+    return _Ranged(frame, chunks, layouts, splits, {f: len(r) for f, r in readers.items()}), rewalked
 
 
 

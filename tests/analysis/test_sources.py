@@ -85,7 +85,8 @@ def test_a_remote_file_is_read_by_byte_ranges_in_parallel(spark: Any, tmp_path: 
     info = {c["path"].rpartition("/")[2]: c for c in result.captures}
     for f in files:
         ranges = -(-f.stat().st_size // SPLIT_BYTES)
-        assert info[f.name]["splits"] >= max(2, ranges - 1), info[f.name]  # one task per range
+        assert info[f.name]["splits"] >= max(2, ranges - 1), info[f.name]
+        assert info[f.name]["read_tasks"] >= info[f.name]["splits"], info[f.name]  # one task per range
     assert result.rewalked > 0  # the fooling capture's false boundaries were put right
 
     tables = {name: _tables(spark, out, name) for name in ("commands", "ha", "problems")}
