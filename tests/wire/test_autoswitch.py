@@ -117,9 +117,9 @@ def test_slave_refuses_a_transfer_that_does_not_continue_its_log() -> None:
 
 @pytest.mark.parametrize("offset", [LONG_MAX, LONG_MAX - 3, -1, -(2**63)])
 def test_an_empty_slave_refuses_data_outside_a_logs_offsets(offset: int) -> None:
-    """Found by fuzzing (benchmarks/fuzz_wire.py, ha.session.autoswitch.slave): an empty slave
-    takes a transfer at any offset, and one ending past 2^63-1 made its next ack raise
-    struct.error; one at a negative offset went to the store as is."""
+    """Found with the fuzz target ha.session.autoswitch.slave (benchmarks/fuzz_wire.py), fed
+    boundary offsets: an empty slave takes a transfer at any offset, and one ending past 2^63-1
+    made its next ack raise struct.error; one at a negative offset went to the store as is."""
     s = AutoSwitchSlaveSession(address="a:1")
     s.connected(0, 0)
     cache = EpochCache()
