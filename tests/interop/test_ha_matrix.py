@@ -440,29 +440,30 @@ def slow_slave(pair: Pair) -> None:
 
 # ------------------------------------------------------------------------------------------ tests
 
-def test_java_pair_sync_reference(java_servers: JavaServers, java_ns: Any) -> None:
+#: the sync steps' scenario names, by the master's flushDiskType: (the all-Java reference, the pairings)
+SYNC_SCENARIOS = {"ASYNC_FLUSH": ("sync-reference", "sync-baseline"),
+                  "SYNC_FLUSH": ("sync-flush-reference", "sync-flush-baseline")}
+
+
+def sync_baseline(pair: Pair, flush: str) -> None:
+    """The sync steps give the answers the all-Java pair gave with the same flush, and the bytes match."""
+    codes = sync_steps(pair)
+    assert codes == REFERENCE.get(flush, EXPECTED_SYNC) == EXPECTED_SYNC, codes
+    pair.same_bytes()
+
+
+@pytest.mark.parametrize("flush", list(SYNC_SCENARIOS))
+def test_java_pair_sync_reference(flush: str, java_servers: JavaServers, java_ns: Any) -> None:
     runner = Runner("java>java")
-    pair = make_pair(java_servers, java_servers, java_ns, "broker-jj", "SYNC_MASTER", 10 * MIB)
+    pair = make_pair(java_servers, java_servers, java_ns, f"broker-jj-{flush[:1].lower()}", "SYNC_MASTER", 10 * MIB,
+                     flush)
 
     def reference() -> None:
         codes = sync_steps(pair)
-        REFERENCE["sync"] = codes
+        REFERENCE[flush] = codes
         assert codes == EXPECTED_SYNC, codes
 
-    runner.run("sync-reference", reference)
-    runner.finish()
-
-
-def test_java_pair_sync_flush_reference(java_servers: JavaServers, java_ns: Any) -> None:
-    runner = Runner("java>java")
-    pair = make_pair(java_servers, java_servers, java_ns, "broker-jjf", "SYNC_MASTER", 10 * MIB, "SYNC_FLUSH")
-
-    def reference() -> None:
-        codes = sync_steps(pair)
-        REFERENCE["sync-flush"] = codes
-        assert codes == EXPECTED_SYNC, codes
-
-    runner.run("sync-flush-reference", reference)
+    runner.run(SYNC_SCENARIOS[flush][0], reference)
     runner.finish()
 
 
@@ -472,13 +473,7 @@ def test_sync_flush(direction: str, ours: OurServers, java_servers: JavaServers,
     m, s = sides(direction, ours, java_servers)
     pair = make_pair(m, s, java_ns, f"broker-{direction.replace('>', '')}-flush", "SYNC_MASTER", 10 * MIB,
                      "SYNC_FLUSH")
-
-    def baseline() -> None:
-        codes = sync_steps(pair)
-        assert codes == REFERENCE.get("sync-flush", EXPECTED_SYNC) == EXPECTED_SYNC, codes
-        pair.same_bytes()
-
-    runner.run("sync-flush-baseline", baseline)
+    runner.run(SYNC_SCENARIOS["SYNC_FLUSH"][1], lambda: sync_baseline(pair, "SYNC_FLUSH"))
     runner.finish()
 
 
@@ -519,13 +514,7 @@ def test_sync_reconnect_truncated(direction: str, ours: OurServers, java_servers
     runner = Runner(direction)
     m, s = sides(direction, ours, java_servers)
     pair = make_pair(m, s, java_ns, f"broker-{direction.replace('>', '')}-10m", "SYNC_MASTER", 10 * MIB)
-
-    def baseline() -> None:
-        codes = sync_steps(pair)
-        assert codes == REFERENCE.get("sync", EXPECTED_SYNC) == EXPECTED_SYNC, codes
-        pair.same_bytes()
-
-    runner.run("sync-baseline", baseline)
+    runner.run(SYNC_SCENARIOS["ASYNC_FLUSH"][1], lambda: sync_baseline(pair, "ASYNC_FLUSH"))
     runner.run("slave-reconnect", lambda: reconnect(pair))
     runner.run("slave-restart-truncated-tail", lambda: truncated_tail(pair))
     runner.finish()
