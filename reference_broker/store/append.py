@@ -50,15 +50,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Coroutine, Generator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Coroutine, Generator, Sequence
 from typing import Any, Literal, overload
 
 from wire.aio import gc_paused
-from wire.message.delay import delay_time_level
 
 from . import _codec
-from ._codec import HostPort, MessageConst
+from ._codec import HostPort
+from .checks import MessageChecks, Prepared
 from .dispatch import HELD_TRAN_TYPES, TRAN_MASK, Dispatcher, DispatchRequest, ReplicaWaiter
 from .files import Room, StoreFiles
 from .flush import Flusher
@@ -70,9 +69,6 @@ __all__ = ["PUT_SLICE", "PendingPut", "PutService"]
 
 log = logging.getLogger("reference_broker.store")
 
-_BORN_V6 = int(_codec.MessageSysFlag.BORNHOST_V6_FLAG)
-_STORE_V6 = int(_codec.MessageSysFlag.STOREHOSTADDRESS_V6_FLAG)
-_HOST_BITS = _BORN_V6 | _STORE_V6
 _PUT_OK = PutStatus.PUT_OK
 #: a put of more messages than this is made in slices of this many, yielding to the loop between
 #: them (about 10 ms of work each); see the module notes
@@ -90,34 +86,6 @@ def _run_through(steps: Generator[None, None, tuple[PutResult, bool]]) -> tuple[
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-@dataclass(slots=True)
-class _Prepared:
-    """A checked message: its topic and properties as the UTF-8 bytes the record will hold."""
-
-    msg: MessageToStore
-    topic: bytes
-    text: bytes
-    props: Mapping[str, str]
-    sys_flag: int
-    size: int
-    #: ``isWaitStoreMsgOK``
-    wait: bool
-
-
-def _wait_store_msg_ok(props: Mapping[str, str]) -> bool:
-    """``Message.isWaitStoreMsgOK``: absent or ``Boolean.parseBoolean`` true."""
-    v = props.get(MessageConst.PROPERTY_WAIT_STORE_MSG_OK)
-    return v is None or v.lower() == "true"
-
-
-def _delayed(props: Mapping[str, str]) -> bool:
-    """A DELAY level above 0, or one that is not a number (``getDelayTimeLevel`` would throw)."""
-    try:
-        return delay_time_level(props) > 0
-    except ValueError:
-        return True
 
 
 class PendingPut:
@@ -155,14 +123,11 @@ class PutService(Room):
         self._is_slave = config.is_slave
         self._sync_flush = config.sync_flush
         self._sync_master = config.broker_role == "SYNC_MASTER"
-        self._max_message_size = config.max_message_size
         self._store_host = HostPort(config.store_host[0], config.store_host[1])
-        self._store_v6 = ":" in config.store_host[0]
         #: an offset msgId is the store host's part and then the offset as 16 hex digits
         self._msg_id_prefix = _codec.create_offset_msg_id(*self._store_host, 0)[:-16]
-        #: record size without body, topic and properties, by the sysFlag host bits
-        self._record_base = {bits: _codec.stored_message_size(0, 0, 0, sys_flag=bits)
-                             for bits in (0, _BORN_V6, _STORE_V6, _BORN_V6 | _STORE_V6)}
+        #: the checks every message and every batch passes before it is encoded
+        self.checks = MessageChecks(config.max_message_size, ":" in config.store_host[0])
         #: while a sliced put runs or puts wait for it: the turn of the last of them (done when it ends)
         self._last_turn: asyncio.Future[None] | None = None
         #: messages per slice of a large put (PUT_SLICE; tests make it small)
@@ -291,60 +256,6 @@ class PutService(Room):
         self.stats.record_put(result.msg_num, result.wrote_bytes, int((time.monotonic() - begin) * 1000))
         return result
 
-    def _prepare(self, msg: MessageToStore) -> _Prepared | PutStatus:
-        try:
-            topic = msg.topic.encode("utf-8")
-            if len(topic) > 0x7F:
-                # mirrors checkMessage: v1 records hold the topic length in a signed byte
-                return PutStatus.MESSAGE_ILLEGAL
-            body_len = len(msg.body)
-            if body_len > self._max_message_size:
-                return PutStatus.MESSAGE_ILLEGAL
-            given = msg.properties
-            props: Mapping[str, str]
-            if isinstance(given, str):
-                text = given
-                parsed = msg.parsed_properties
-                props = _codec.decode_properties(text) if parsed is None else parsed
-            else:
-                props = given
-                text = _codec.encode_properties(props)
-            raw = text.encode("utf-8")
-            if len(raw) > _codec.MAX_PROPERTIES_LENGTH:
-                return PutStatus.PROPERTIES_SIZE_EXCEEDED
-            sys_flag = msg.sys_flag
-            if ":" in msg.born_host[0]:
-                sys_flag |= _BORN_V6
-            if self._store_v6:
-                sys_flag |= _STORE_V6
-            size = self._record_base[sys_flag & _HOST_BITS] + body_len + len(topic) + len(raw)
-        except (ValueError, TypeError, IndexError) as exc:  # not UTF-8-encodable, bad host, ...
-            log.warning("message refused: %s", exc)
-            return PutStatus.MESSAGE_ILLEGAL
-        wait = msg.wait_store_msg_ok
-        return _Prepared(msg, topic, raw, props, sys_flag, size,
-                         _wait_store_msg_ok(props) if wait is None else wait)
-
-    def _check_batch(self, prepared: list[_Prepared]) -> Generator[None, None, PutStatus | None]:
-        """``asyncPutMessages``/``checkMessages``: one topic and queue, no transactions or delay,
-        and the batch body within the message size limit (pausing after each slice)."""
-        first = prepared[0].msg
-        topic, queue_id = first.topic, first.queue_id
-        cut = self.slice
-        sliced = len(prepared) > cut
-        # the batch body's size: each entry is its body and properties plus a fixed head
-        body_total = 0
-        for i, p in enumerate(prepared):
-            if sliced and i and i % cut == 0:
-                yield
-            m = p.msg
-            if m.topic != topic or m.queue_id != queue_id or p.sys_flag & TRAN_MASK or _delayed(p.props):
-                return PutStatus.MESSAGE_ILLEGAL
-            body_total += _codec.BATCH_ENTRY_OVERHEAD + len(m.body) + len(p.text)
-        if body_total > self._max_message_size:
-            return PutStatus.MESSAGE_ILLEGAL
-        return None
-
     def _reserve(self, total: int) -> MappedFile | PutStatus:
         """The CommitLog file the next ``total`` bytes go to (see :meth:`.CommitLog.reserve`)."""
         if total + _codec.END_FILE_MIN_BLANK_LENGTH > self.commitlog.file_size:
@@ -376,21 +287,22 @@ class PutService(Room):
             return PutResult(PutStatus.SERVICE_NOT_AVAILABLE), False
         if not msgs:
             return PutResult(PutStatus.MESSAGE_ILLEGAL), False
-        prepared: list[_Prepared] = []
+        prepared: list[Prepared] = []
+        prepare = self.checks.prepare
         wait = False
         cut = self.slice
         sliced = len(msgs) > cut
         for i, m in enumerate(msgs):
             if sliced and i and i % cut == 0:
                 yield
-            p = self._prepare(m)
+            p = prepare(m)
             if isinstance(p, PutStatus):
                 return PutResult(p), False
             prepared.append(p)
             if p.wait:
                 wait = True
         if batch:
-            refused = yield from self._check_batch(prepared)
+            refused = yield from self.checks.batch(prepared, self.slice)
             if refused is not None:
                 return PutResult(refused), False
         n = len(prepared)
@@ -469,8 +381,13 @@ class PutService(Room):
             for r in requests:
                 one(*r)
             d.reput_offset = offset + len(data)
-        if d.append_listeners:
-            d.notify_append()
+        self._appended()
+
+    def _appended(self) -> None:
+        """After an append is dispatched: the append listeners learn the new end (HA sends it on),
+        and in SYNC_FLUSH the group commit is woken."""
+        if self.dispatcher.append_listeners:
+            self.dispatcher.notify_append()
         if self._sync_flush:
             self.flusher.wake()
 
@@ -488,10 +405,7 @@ class PutService(Room):
                 yield
             one(*r)
         d.reput_offset = offset + len(data)
-        if d.append_listeners:
-            d.notify_append()
-        if self._sync_flush:
-            self.flusher.wake()
+        self._appended()
 
     def append_replica(self, offset: int, data: bytes | bytearray | memoryview, *,
                        dispatch: bool = True) -> None:

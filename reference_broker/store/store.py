@@ -18,10 +18,14 @@ that work on them, each in a module of its own, as the Java store is split:
 * :mod:`.recovery` (``load``/``recover``, truncation): a consistent store at start-up and after a cut;
 * :mod:`.expiry` (``CleanCommitLogService``, ``CleanConsumeQueueService``): old files go.
 
-This module starts and stops them. :meth:`MessageStore.start` takes the store directory's lock
-file, loads and recovers the files, creates the ``abort`` file (present while the store runs, so
-one left behind tells the next start that this run crashed) and starts the background tasks (the
-flushers, the cleaner, the statistics sampler). :meth:`MessageStore.shutdown` stops them, flushes
+Its read half (the queues' and the CommitLog's lookups, queries) is :class:`~.read_door.ReadDoor`,
+mixed in; the checks a put makes before it encodes anything are :mod:`.checks`, and one index file
+is :mod:`.index_file`. This module starts and stops them.
+
+:meth:`MessageStore.start` takes the store directory's lock file, loads and recovers the files,
+creates the ``abort`` file (present while the store runs, so one left behind tells the next start
+that this run crashed) and starts the background tasks (the flushers, the cleaner, the statistics
+sampler). :meth:`MessageStore.shutdown` stops them, flushes
 everything and removes the ``abort`` file, but only when every record is dispatched.
 
 The store is the only reader and writer of CommitLog bytes: callers hand it
@@ -36,14 +40,12 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
 from ..periodic import every
-from ._codec import StoredMessage
 from .append import PendingPut, PutService
 from .checkpoint import StoreCheckpoint
 from .config import StoreConfig
@@ -58,10 +60,11 @@ from .expiry import Cleaner
 from .files import StoreFiles
 from .flush import Flusher
 from .prefault import Prefaulter
+from .read_door import ReadDoor
 from .reads import Reads
 from .recovery import Recovery
 from .stats import StoreStats
-from .types import GetResult, MessageToStore, PutResult, QueryResult, StoreError
+from .types import MessageToStore, PutResult, StoreError
 
 __all__ = ["MessageStore"]
 
@@ -81,7 +84,7 @@ def _remove(listeners: list[Any], fn: Callable[..., None]) -> None:
         listeners.remove(fn)
 
 
-class MessageStore:
+class MessageStore(ReadDoor):
     """RocketMQ's message store, byte-compatible on disk with the Java broker's."""
 
     def __init__(self, config: StoreConfig) -> None:
@@ -277,114 +280,6 @@ class MessageStore:
     async def flush(self) -> int:
         """Flush the CommitLog now; returns the flushed offset."""
         return await self.flusher.flush_commitlog()
-
-    # ================================================================== reads
-    def get_messages(self, group: str, topic: str, queue_id: int, offset: int, max_nums: int,
-                     tags_codes: AbstractSet[int] | None = None, max_bytes: int = 256 * 1024, *,
-                     properties_filter: Callable[[Mapping[str, str]], bool] | None = None) -> GetResult:
-        """Read up to ``max_nums`` messages of a queue from ``offset`` (``getMessage``).
-
-        Statuses and the next offset follow Java: no such queue → NO_MATCHED_LOGIC_QUEUE (Java
-        creates the queue on demand and answers NO_MESSAGE_IN_QUEUE; the PULL code is the same),
-        empty queue → NO_MESSAGE_IN_QUEUE (next 0), below the minimum → OFFSET_TOO_SMALL (next the
-        minimum), at the maximum → OFFSET_OVERFLOW_ONE (next the same), above → OFFSET_OVERFLOW_BADLY
-        (next the maximum); a slave keeps the requested offset unless ``offsetCheckInSlave``.
-        Otherwise the units of the file holding ``offset`` are read (at most max(16000 bytes,
-        20 × max_nums) of them): units whose tagsCode is not in ``tags_codes`` are skipped
-        (NO_MATCHED_MESSAGE if nothing matched), units whose record is gone give
-        MESSAGE_WAS_REMOVING, and the batch stops at ``max_nums`` or the transfer limits
-        (``max_bytes``/32 messages in memory, 64 KiB/8 on disk). ``properties_filter`` is asked
-        about the properties of each record read (``isMatchedByCommitLog``; a SQL92 selector;
-        the store decodes the record): a record it refuses is skipped as a unit of another tag
-        is. The next offset is the unit after the last one looked at. Found/missed counts go to
-        the runtime statistics.
-        """
-        self._check_readable()
-        return self.reads.get_messages(topic, queue_id, offset, max_nums, tags_codes, max_bytes,
-                                       properties_filter)
-
-    def record_get(self, found: int, missed: bool) -> None:
-        """Count a get served elsewhere (``get_messages`` counts its own)."""
-        self.stats.record_get(found, missed)
-
-    def max_offset(self, topic: str, queue_id: int) -> int:
-        """One past the last queue offset; 0 for an unknown queue (``getMaxOffsetInQueue``)."""
-        return self.reads.max_offset(topic, queue_id)
-
-    def min_offset(self, topic: str, queue_id: int) -> int:
-        """The first live queue offset; 0 for an unknown queue (``getMinOffsetInQueue``)."""
-        return self.reads.min_offset(topic, queue_id)
-
-    def commitlog_max_offset(self) -> int:
-        return self.commitlog.max_offset
-
-    def commitlog_min_offset(self) -> int:
-        """First CommitLog offset held; -1 when there is no CommitLog file yet (``getMinPhyOffset``)."""
-        return self.commitlog.min_offset
-
-    def commit_offset_of(self, topic: str, queue_id: int, queue_offset: int) -> int | None:
-        """The CommitLog offset of a queue's message (``getCommitLogOffsetInQueue``)."""
-        u = self.reads.unit(topic, queue_id, queue_offset)
-        return u[0] if u is not None else None
-
-    def lookup_message(self, commit_offset: int, size: int | None = None) -> bytes | None:
-        """The stored record at ``commit_offset`` as it is on disk (VIEW_MESSAGE_BY_ID), or None
-        when no valid record starts there."""
-        self._check_readable()
-        found = self.commitlog.record_at(commit_offset, size)
-        return found[0] if found is not None else None
-
-    def message_at(self, commit_offset: int, size: int | None = None) -> StoredMessage | None:
-        """The stored message at ``commit_offset``, decoded (``lookMessageByOffset``), or None
-        when no valid record starts there."""
-        self._check_readable()
-        return self.reads.message_at(commit_offset, size)
-
-    def queue_message(self, topic: str, queue_id: int, queue_offset: int) -> StoredMessage | None:
-        """The message at a live queue offset, decoded; None when there is none or its record is
-        gone."""
-        self._check_readable()
-        u = self.reads.unit(topic, queue_id, queue_offset)
-        return self.reads.message_at(u[0], u[1]) if u is not None else None
-
-    def consume_queue_units(self, topic: str, queue_id: int, index: int,
-                            count: int) -> tuple[int, int, list[tuple[int, int, int]] | None] | None:
-        """QUERY_CONSUME_QUEUE's view of one ConsumeQueue (``getConsumeQueue``, then
-        ``getIndexBuffer``): None when the queue does not exist, else its min and max queue offset
-        and at most ``count`` units (CommitLog offset, size, tagsCode) from ``index`` to the end of
-        the file holding it, None when ``index`` is not a unit of the queue."""
-        cq = self.queues.find(topic, queue_id)
-        if cq is None:
-            return None
-        if not cq.has_unit(index):
-            return cq.min_offset, cq.max_offset, None
-        return cq.min_offset, cq.max_offset, list(cq.units_from(index, max(0, count)))
-
-    def search_offset_by_timestamp(self, topic: str, queue_id: int, timestamp: int) -> int:
-        """The queue offset stored closest to ``timestamp`` (``getOffsetInQueueByTime``)."""
-        return self.reads.search_offset_by_timestamp(topic, queue_id, timestamp)
-
-    def earliest_message_time(self, topic: str, queue_id: int) -> int:
-        """Store timestamp of the queue's first live message, -1 if none (``getEarliestMessageTime``)."""
-        return self.reads.message_store_time(topic, queue_id, self.reads.min_offset(topic, queue_id))
-
-    def message_store_time(self, topic: str, queue_id: int, queue_offset: int) -> int:
-        """Store timestamp of one queue message, -1 if none (``getMessageStoreTimeStamp``)."""
-        return self.reads.message_store_time(topic, queue_id, queue_offset)
-
-    def earliest_store_time(self) -> int:
-        """``getEarliestMessageTime()`` as Java computes it: the first record's store time, but
-        only when its file holds 2 × maxMessageSize bytes after it (else -1)."""
-        return self.reads.earliest_store_time()
-
-    def query_message(self, topic: str, key: str, max_num: int, begin: int, end: int) -> list[bytes]:
-        """Records whose KEYS or UNIQ_KEY is ``key``, stored in [begin, end] (QUERY_MESSAGE)."""
-        return self.reads.query(topic, key, max_num, begin, end).messages
-
-    def query_message_result(self, topic: str, key: str, max_num: int, begin: int, end: int) -> QueryResult:
-        """:meth:`query_message` with the index position QUERY_MESSAGE's response header
-        reports (``DefaultMessageStore.queryMessage``)."""
-        return self.reads.query(topic, key, max_num, begin, end)
 
     # ================================================================== topics
     def topics(self) -> list[str]:
