@@ -525,9 +525,11 @@ def _plain(v: Value) -> str:
 _EOF = "<EOF>"
 _KEYWORDS = ("NOT", "AND", "OR", "BETWEEN", "IN", "TRUE", "FALSE", "NULL", "IS")
 _PUNCT = ("<>", ">=", "<=", "=", ">", "<", "(", ")", ",", "+", "-")
+#: ``--`` up to and with the end of its line: tried only where a line end follows (without one the
+#: pattern would read the rest of the text for every ``-`` of a run of them and fail)
+_LINE_RE = re.compile(r"(?P<line>--[^\n\r]*(\r\n|\n|\r))")
 _TOKEN_RE = re.compile(
     r"""(?P<ws>[ \t\n\r\f]+)
-      | (?P<line>--[^\n\r]*(\r\n|\n|\r))
       | (?P<block>/\*[^*]*\*+([^*/][^*]*\*+)*/)
       | (?P<float>\d+\.\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|\d+[eE][+-]?\d+)
       | (?P<decimal>0|[1-9]\d*[lL]?)
@@ -593,6 +595,8 @@ class _Lexer:
         self.line, self.col = 1, 1
         # where javacc reports the end of input: the last character read ((0, 0) for none)
         self.last = (0, 0)
+        #: the last line end of the text: a ``--`` after it starts no comment
+        self._last_eol = max(text.rfind("\n"), text.rfind("\r"))
 
     def _advance(self, chunk: str) -> None:
         for ch in chunk:
@@ -608,7 +612,11 @@ class _Lexer:
     def next(self) -> _Token:
         text = self.text
         while self.pos < len(text):
-            m = _TOKEN_RE.match(text, self.pos)
+            m = None
+            if self.pos < self._last_eol and text.startswith("--", self.pos):
+                m = _LINE_RE.match(text, self.pos)
+            if m is None:
+                m = _TOKEN_RE.match(text, self.pos)
             if m is None or m.end() == self.pos:
                 ch = text[self.pos]
                 if self.pos == len(text) - 1:
