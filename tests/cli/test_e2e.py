@@ -395,7 +395,11 @@ def _free_base(offsets: tuple[int, ...] = (0, 20)) -> tuple[int, int]:
     connection of another process can take one before the servers bind them."""
     from tests.javakit import free_ports
 
-    return free_ports(0), free_ports(*(o + d for o in offsets for d in (-2, 0, 1)))
+    wanted = [o + d for o in offsets for d in (-2, 0, 1)]
+    while True:  # the name server's port must not be one of the brokers' (each is free, not yet bound)
+        ns, base = free_ports(0), free_ports(*wanted)
+        if ns - base not in wanted:
+            return ns, base
 
 
 @pytest.mark.slow
