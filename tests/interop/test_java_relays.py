@@ -79,8 +79,12 @@ def _answers(probe: list[str], namesrv: str, broker: str) -> list[object]:
             r = await conn.request(RemotingCommand.request(309, {"consumerGroup": GROUP, "clientId": client_id,
                                                                  "msgId": msg_id}), 15)
             out.append((r.code, b'"consumeResult":"CR_SUCCESS"' in (r.body or b"")))
-            r = await conn.request(RemotingCommand.request(223, {"topic": TOPIC, "group": GROUP}), 15)
-            status = GetConsumerStatusBody.decode(r.body or b"").consumer_table if r.code == 0 else {}
+            for _ in range(100):  # until the consumer's offset table holds every queue it was given
+                r = await conn.request(RemotingCommand.request(223, {"topic": TOPIC, "group": GROUP}), 15)
+                status = GetConsumerStatusBody.decode(r.body or b"").consumer_table if r.code == 0 else {}
+                if r.code != 0 or len(status.get(client_id, {})) >= 4:
+                    break
+                await asyncio.sleep(0.1)
             # by client id: the probe's own, which differs from run to run
             out.append((r.code, r.remark, {"me" if c == client_id else c: sorted((mq.topic, mq.queue_id) for mq in t)
                                            for c, t in status.items()}))
