@@ -63,7 +63,7 @@ from wire.headers import (
 from ...bodies import BodyDecoders, request_body
 from ...config import ConfigError, check_value
 from .. import constants as C
-from .common import BrokerHandler, validate_topic
+from .common import NOT_SET_REMARK, BrokerHandler, queue_of, validate_topic
 
 if TYPE_CHECKING:
     from ..broker import Broker
@@ -134,7 +134,7 @@ async def _register_then_answer(broker: Broker, req: RemotingCommand, tc: TopicC
     await broker.register_all(check_order=True, topics=one)
     # mirrors updateAndCreateTopic: the response made by createResponseCommand(null) keeps its
     # "not set any response code" remark when the code is set to SUCCESS
-    return req.response(ResponseCode.SUCCESS, "not set any response code")
+    return req.response(ResponseCode.SUCCESS, NOT_SET_REMARK)
 
 
 def delete_topic(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
@@ -319,10 +319,6 @@ def get_all_delay_offset(broker: Broker, conn: RemotingConnection, req: Remoting
     return req.response(ResponseCode.SUCCESS, None, None, broker.schedule.encode().encode("utf-8"))
 
 
-def _mq(broker: Broker, topic: str, qid: int) -> MessageQueue:
-    return MessageQueue(topic=topic, broker_name=broker.config.broker_name, queue_id=qid)
-
-
 def get_topic_stats_info(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
     h = GetTopicStatsInfoRequestHeader.from_ext(req.ext_fields)
     tc = broker.topics.select(h.topic)
@@ -334,7 +330,8 @@ def get_topic_stats_info(broker: Broker, conn: RemotingConnection, req: Remoting
         lo = max(0, store.min_offset(h.topic, i))
         hi = max(0, store.max_offset(h.topic, i))
         ts = store.message_store_time(h.topic, i, hi - 1) if hi > 0 else 0
-        table[_mq(broker, h.topic, i)] = TopicOffset(min_offset=lo, max_offset=hi, last_update_timestamp=ts)
+        table[queue_of(broker, h.topic, i)] = TopicOffset(min_offset=lo, max_offset=hi,
+                                                          last_update_timestamp=ts)
     return req.response(ResponseCode.SUCCESS, None, None, TopicStatsTable(offset_table=table).encode())
 
 
@@ -364,7 +361,7 @@ def get_consume_stats(broker: Broker, conn: RemotingConnection, req: RemotingCom
                 ts = store.message_store_time(topic, i, consumer_offset - 1)
                 if ts > 0:
                     last = ts
-            table[_mq(broker, topic, i)] = OffsetWrapper(
+            table[queue_of(broker, topic, i)] = OffsetWrapper(
                 broker_offset=broker_offset, consumer_offset=consumer_offset, last_timestamp=last
             )
         tps += broker.group_stats.tps(group, topic)
@@ -512,7 +509,7 @@ def get_broker_consume_stats(broker: Broker, conn: RemotingConnection, req: Remo
                 broker_offset = max(0, store.max_offset(topic, i))
                 consumer_offset = max(0, broker.offsets.query(group, topic, i))
                 last = store.message_store_time(topic, i, consumer_offset - 1) if consumer_offset > 0 else 0
-                table[_mq(broker, topic, i)] = OffsetWrapper(
+                table[queue_of(broker, topic, i)] = OffsetWrapper(
                     broker_offset=broker_offset, consumer_offset=consumer_offset, last_timestamp=max(0, last))
                 total_diff += broker_offset - consumer_offset
             stats.append(ConsumeStats(offset_table=table, consume_tps=broker.group_stats.tps(group, topic)))

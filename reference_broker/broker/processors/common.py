@@ -10,20 +10,27 @@ from typing import TYPE_CHECKING
 
 from wire import RemotingCommand, ResponseCode
 from wire.aio import HandlerResult, RemotingConnection
+from wire.bodies import MessageQueue
 
 if TYPE_CHECKING:
     from ..broker import Broker
 
 __all__ = [
+    "NOT_SET_REMARK",
     "BrokerHandler",
     "SlowPath",
     "fast_int",
     "fast_long",
     "java_bool",
     "peer_addr",
+    "queue_of",
     "response",
     "validate_topic",
 ]
+
+#: the remark of ``RemotingCommand.createResponseCommand(null)``, which the answers Java makes that
+#: way keep after their code is set to SUCCESS
+NOT_SET_REMARK = "not set any response code"
 
 #: ``handler(broker, connection, request)`` → response, None, or an awaitable of either
 BrokerHandler = Callable[["Broker", RemotingConnection, RemotingCommand], HandlerResult]
@@ -68,6 +75,11 @@ def validate_topic(topic: str | None) -> str | None:
     if len(topic) > TOPIC_MAX_LENGTH:
         return "The specified topic is longer than topic max length."
     return None
+
+
+def queue_of(broker: Broker, topic: str, queue_id: int) -> MessageQueue:
+    """The ``MessageQueue`` of one of this broker's queues."""
+    return MessageQueue(topic=topic, broker_name=broker.config.broker_name, queue_id=queue_id)
 
 
 def peer_addr(conn: RemotingConnection) -> str:

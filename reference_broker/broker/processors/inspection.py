@@ -36,7 +36,6 @@ from wire import RemotingCommand, RequestCode, ResponseCode
 from wire.aio import HandlerResult, RemotingConnection
 from wire.bodies import (
     ConsumeQueueData,
-    MessageQueue,
     ProducerInfo,
     ProducerTableInfo,
     QueryConsumeQueueResponseBody,
@@ -54,7 +53,8 @@ from wire.java import JavaHashMap
 from wire.sql92 import is_tag_type
 
 from ..filters import bloom_filter_data
-from .common import BrokerHandler
+from ..offsets import TOPIC_GROUP_SEPARATOR
+from .common import NOT_SET_REMARK, BrokerHandler, queue_of
 
 if TYPE_CHECKING:
     from ...config import BrokerConfig
@@ -64,10 +64,6 @@ __all__ = ["HANDLERS", "java_time_text"]
 
 #: ``Long.MAX_VALUE``: the correction offset of a queue the compared group is behind on
 _LONG_MAX = 2**63 - 1
-#: the remark of ``RemotingCommand.createResponseCommand(null)``, which some answers keep
-_NOT_SET = "not set any response code"
-#: ``TOPIC_GROUP_SEPARATOR`` of the offset table's keys
-_SEP = "@"
 
 
 def java_time_text(ms: int) -> str:
@@ -95,7 +91,7 @@ def query_consume_time_span(broker: Broker, conn: RemotingConnection, req: Remot
         if consumer_offset < max_offset:
             delay = int(time.time() * 1000) - _store_time(broker, h.topic, i, consumer_offset)
         spans.append(QueueTimeSpan(
-            message_queue=MessageQueue(topic=h.topic, broker_name=broker.config.broker_name, queue_id=i),
+            message_queue=queue_of(broker, h.topic, i),
             min_time_stamp=min_time, min_time_stamp_str=java_time_text(min_time),
             max_time_stamp=max_time, max_time_stamp_str=java_time_text(max_time),
             consume_time_stamp=consume_time, consume_time_stamp_str=java_time_text(consume_time),
@@ -115,14 +111,14 @@ def query_correction_offset(broker: Broker, conn: RemotingConnection, req: Remot
     table = broker.offsets.table
     smallest: JavaHashMap[int, int] = JavaHashMap()
     for key, offsets in table.items():
-        topic, _, group = key.partition(_SEP)
-        if topic != h.topic or group.split(_SEP)[0] in filtered:
+        topic, _, group = key.partition(TOPIC_GROUP_SEPARATOR)
+        if topic != h.topic or group.split(TOPIC_GROUP_SEPARATOR)[0] in filtered:
             continue
         for qid, offset in offsets.items():
             if offset >= broker.store.min_offset(h.topic, qid):
                 smallest[qid] = min(offset, smallest.get(qid, _LONG_MAX))
     # ``queryOffset(topic, compareGroup)`` against ``queryOffset(group, topic)``: the key is swapped
-    compare = table.get(f"{h.compare_group}{_SEP}{h.topic}")
+    compare = table.get(f"{h.compare_group}{TOPIC_GROUP_SEPARATOR}{h.topic}")
     if compare:
         for qid, offset in compare.items():
             current = smallest.get(qid)
@@ -156,7 +152,7 @@ def query_consume_queue(broker: Broker, conn: RemotingConnection, req: RemotingC
         queue_data=tuple(ConsumeQueueData(physic_offset=o, physic_size=s, tags_code=t) for o, s, t in units),
     ).encode()
     # Java's answer keeps the remark ``createResponseCommand(null)`` set
-    return req.response(ResponseCode.SUCCESS, _NOT_SET, None, body)
+    return req.response(ResponseCode.SUCCESS, NOT_SET_REMARK, None, body)
 
 
 def _filter_data(config: BrokerConfig, group: str, topic: str, sub: SubscriptionData) -> str:

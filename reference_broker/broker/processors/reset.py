@@ -38,7 +38,7 @@ from wire.bodies import (
 from wire.errors import WireError
 from wire.headers import GetConsumerStatusRequestHeader, ResetOffsetRequestHeader, request
 
-from .common import BrokerHandler, peer_addr
+from .common import NOT_SET_REMARK, BrokerHandler, peer_addr, queue_of
 
 if TYPE_CHECKING:
     from ..broker import Broker
@@ -73,7 +73,7 @@ def reset_offset(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
     store = broker.store
     table: dict[MessageQueue, int] = {}
     for queue_id in range(tc.write_queue_nums):
-        mq = MessageQueue(topic=h.topic, broker_name=broker.config.broker_name, queue_id=queue_id)
+        mq = queue_of(broker, h.topic, queue_id)
         committed = broker.offsets.query(h.group, h.topic, queue_id)
         if committed == -1:
             return req.response(ResponseCode.SYSTEM_ERROR, f"THe consumer group <{h.group}> not exist")
@@ -115,7 +115,7 @@ def reset_offset(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
             log.error("[reset-offset] reset offset exception. topic=%s, group=%s ,error=%s", h.topic, h.group,
                       exc)
     # made by createResponseCommand(null), whose remark the success leaves in place
-    return req.response(ResponseCode.SUCCESS, "not set any response code", None,
+    return req.response(ResponseCode.SUCCESS, NOT_SET_REMARK, None,
                         ResetOffsetBody(offset_table=table).encode())
 
 
@@ -153,7 +153,7 @@ async def _gather_status(req: RemotingCommand, h: GetConsumerStatusRequestHeader
         except (RemotingIOError, OSError, WireError) as exc:
             log.error("[get-consumer-status] get consumer status exception. topic=%s, group=%s, error=%s",
                       h.topic, h.group, exc)
-    return req.response(ResponseCode.SUCCESS, "not set any response code", None,
+    return req.response(ResponseCode.SUCCESS, NOT_SET_REMARK, None,
                         GetConsumerStatusBody(consumer_table=table).encode())
 
 
