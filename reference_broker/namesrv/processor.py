@@ -72,8 +72,9 @@ from wire.headers import (
     response,
 )
 
+from ..steps import Steps, run_steps
 from .kvconfig import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
-from .routeinfo import RouteInfoManager, Steps, run_steps
+from .routeinfo import RouteInfoManager
 
 __all__ = [
     "ALWAYS_BLACKLISTED",

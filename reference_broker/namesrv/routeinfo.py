@@ -36,8 +36,8 @@ A change whose work follows the number of topics (a registration, which may carr
 thousands of topic configs, and the removal of a broker name's queue data, its write
 permission edits) also comes as a generator, ``*_steps``, which yields after every
 :data:`STEP_TOPICS` topics and returns what the plain method returns; the plain method runs
-those steps to the end at once (:func:`run_steps`). The server runs them in turns with the
-rest of its event loop, and lets no other request read or change the tables until the change
+those steps to the end at once (:func:`reference_broker.steps.run_steps`). The server runs them
+in turns with the rest of its event loop, and lets no other request read or change the tables until the change
 is done (``server.RouteGate``): Java takes the tables' write lock for the whole change, and the
 answers are the same.
 """
@@ -46,9 +46,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeVar
 
 from wire.bodies import (
     BrokerData,
@@ -62,6 +61,8 @@ from wire.bodies import (
 from wire.java import JavaHashMap, java_hash
 from wire.topic import FLAG_UNIT, FLAG_UNIT_SUB, MASTER_ID, PERM_READ, PERM_WRITE
 
+from ..steps import Steps, run_steps
+
 __all__ = [
     "MASTER_ID",
     "BrokerEntry",
@@ -69,30 +70,13 @@ __all__ = [
     "RegisterBrokerResult",
     "STEP_TOPICS",
     "RouteInfoManager",
-    "Steps",
     "now_ms",
-    "run_steps",
 ]
 
 log = logging.getLogger("reference_broker.namesrv")
 
-T = TypeVar("T")
-
 #: a change done in steps yields after this many topics (a few milliseconds of work)
 STEP_TOPICS = 1000
-
-#: a change done in steps: yields between steps, returns its result
-Steps = Generator[None, None, T]
-
-
-def run_steps(steps: Steps[T]) -> T:
-    """Run a change done in steps to its end, at once."""
-    while True:
-        try:
-            next(steps)
-        except StopIteration as stop:
-            result: T = stop.value
-            return result
 
 
 def now_ms() -> int:

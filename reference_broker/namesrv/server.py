@@ -50,9 +50,10 @@ from wire.aio import HandlerResult, RemotingConnection, RemotingServer, start_se
 
 from ..acl import NAMESRV_CHECKED_CODES, AclConfigError, AclGuard
 from ..bodies import preparer, resumed
+from ..steps import Steps
 from .kvconfig import KVConfigError, KVConfigManager
 from .processor import BODIES, HANDLERS, ROUTE_FREE_CODES, NamesrvContext, process, process_steps
-from .routeinfo import RouteInfoManager, Steps, now_ms
+from .routeinfo import RouteInfoManager, now_ms
 
 if TYPE_CHECKING:
     from ..controller import Controller

@@ -55,6 +55,7 @@ from typing import Any, Literal, overload
 
 from wire.aio import gc_paused
 
+from ..steps import run_steps
 from . import _codec
 from ._codec import HostPort
 from .checks import MessageChecks, Prepared
@@ -73,15 +74,6 @@ _PUT_OK = PutStatus.PUT_OK
 #: a put of more messages than this is made in slices of this many, yielding to the loop between
 #: them (about 10 ms of work each); see the module notes
 PUT_SLICE = 1024
-
-
-def _run_through(steps: Generator[None, None, tuple[PutResult, bool]]) -> tuple[PutResult, bool]:
-    """Run a put's steps with no pause (a put of at most :data:`PUT_SLICE` messages never pauses)."""
-    try:
-        while True:
-            next(steps)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
 
 
 def _now_ms() -> int:
@@ -162,7 +154,7 @@ class PutService(Room):
             self._last_in_turn = task
             return self._answer_in_turn(task)
         begin = time.monotonic()
-        result, wait = _run_through(self._append_messages(msgs, batch))
+        result, wait = run_steps(self._append_messages(msgs, batch))
         return self._settle(result, wait, begin)
 
     def put_deferred(self, msgs: Sequence[MessageToStore],
@@ -173,7 +165,7 @@ class PutService(Room):
         if not self.deferred or self._last_turn is not None or self._unanswered or len(msgs) > self.slice:
             return self.put(msgs, batch)
         begin = time.monotonic()
-        result, wait = _run_through(self._append_messages(msgs, batch))
+        result, wait = run_steps(self._append_messages(msgs, batch))
         return self._settle(result, wait, begin, deferred=True)
 
     async def _put_in_turn(self, msgs: Sequence[MessageToStore], batch: bool,
