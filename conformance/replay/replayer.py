@@ -9,9 +9,10 @@ Steps go out in capture time order, across connections, each request with a fres
 (:meth:`wire.aio.RemotingConnection.request` pairs the answer with it, as
 :mod:`wire.capture` paired the recorded one); addresses of recorded servers in ext fields are
 replaced by the target's. A request is awaited before the next step goes out, except a pull with
-the suspend flag that the server held (its answer is collected later), so that effects happen in
-the recorded order. Oneway requests are sent oneway. Requests the target sends the client
-(NOTIFY_CONSUMER_IDS_CHANGED, …) are answered as the recorded client answered them. A connection
+the suspend flag that the server held (its answer is collected at the end of the capture; one the
+capture ended before answering is not waited for), so that effects happen in the recorded order.
+Oneway requests are sent oneway. Requests the target sends the client (NOTIFY_CONSUMER_IDS_CHANGED,
+…) are answered as the recorded client answered them. A connection
 on which the client sent bytes that are no frame is replayed as those bytes.
 
 Verdicts, one per step:
@@ -254,18 +255,27 @@ async def _replay_one(cap: Capture, options: ReplayOptions, translations: Transl
         if got is not None and step.recorded is not None and step.code in _SENDS:
             translations.learn(step.recorded, got)
         _judge(verdict, step, got, options, back, name)
-    for task, _rec, step, _suspend in held:
+    # the held pulls the capture holds the answers of first; then those it ended before answering,
+    # which nothing is compared with: their answer is noted if it came, else the pull is given up
+    # (the target still held it, as the recorded server did) rather than waited out
+    for task, _rec, step, _suspend in sorted(held, key=lambda h: h[2].recorded is None):
         verdict = next(v for v in verdicts if v.number == step.number and v.capture == name)
+        if step.recorded is None:
+            got = None
+            if task.done() and not task.cancelled() and task.exception() is None:
+                got = task.result()
+            task.cancel()
+            verdict.verdict = "skipped"
+            verdict.reason = "a held pull the capture ended before answering" + (
+                f"; the target answered {got.code_name}" if got is not None
+                else "; the target still held it at the capture's end")
+            continue
         try:
             got = await task
         except (RequestTimeout, WireError):
             got = None
-        if step.recorded is None:
-            verdict.verdict = "skipped"
-            verdict.reason = "a held pull the capture ended before answering" + (
-                f"; the target answered {got.code_name}" if got is not None else "")
-            continue
         _judge(verdict, step, got, options, back, name)
+    await asyncio.gather(*(task for task, *_ in held), return_exceptions=True)
     for live in lives.values():
         await live.close()
     return verdicts
