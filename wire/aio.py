@@ -62,6 +62,7 @@ import gc
 import inspect
 import itertools
 import logging
+import os
 import sys
 import threading
 import time
@@ -79,6 +80,7 @@ from .pairing import Waiting, expects_response, is_response
 from .remoting import (
     FLAG_ONEWAY,
     RemotingCommand,
+    decode_command,
     decode_frame,
     decode_frame_off_loop,
     encode_command,
@@ -93,6 +95,7 @@ __all__ = [
     "ConnectError",
     "ConnectionClosed",
     "ConnectionPool",
+    "Gathered",
     "Handler",
     "Later",
     "NotRemoting",
@@ -128,7 +131,34 @@ class Later:
         return self.finish(await asyncio.shield(self.future))
 
 
-HandlerResult = RemotingCommand | None | Later | Awaitable[RemotingCommand | None]
+class Gathered:
+    """A handler's answer given as its frame in pieces: ``head`` (the length prefix and the header,
+    :func:`wire.remoting.encode_command_head`) and the body's ``parts``, buffers written as they
+    are (a pull's records as views of a mapped file), ``size`` bytes in all.
+
+    The parts are lent for as long as the write takes: the connection writes them in the same
+    turn of the event loop (one gather write, with whatever else is due on the connection) and
+    copies what the socket does not take at once, so no transport ever holds them and whoever
+    lent them may unmap or change the memory afterwards. An answer made outside a dispatch
+    (by a task) is copied at once."""
+
+    __slots__ = ("head", "parts", "size")
+
+    def __init__(self, head: bytes, parts: list[memoryview], size: int) -> None:
+        self.head = head
+        self.parts = parts
+        self.size = size
+
+    def frame(self) -> bytes:
+        """The whole frame, copied."""
+        return b"".join([self.head, *self.parts])
+
+    def command(self) -> RemotingCommand:
+        """The answer as a command of its own (the body copied), for an answer given later."""
+        return decode_command(self.frame())
+
+
+HandlerResult = RemotingCommand | None | Later | Gathered | Awaitable[RemotingCommand | None]
 #: ``handler(connection, request)`` → response, ``None``, or an awaitable of either.
 Handler = Callable[["RemotingConnection", RemotingCommand], HandlerResult]
 #: ``prepare(connection, request)``: CPU-heavy work on a large request, run in a worker thread
@@ -175,6 +205,11 @@ def _preview(head: bytes) -> str:
 SEPARATE_BODY = 16 * 1024
 #: a pass's writes up to this size are joined into one buffer; larger ones go to ``writelines``
 JOIN_LIMIT = 64 * 1024
+#: the most buffers one ``writev`` takes
+try:
+    IOV_MAX = max(16, os.sysconf("SC_IOV_MAX"))
+except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+    IOV_MAX = 16
 
 #: servers decode a frame with a header, and prepare a request with a body, of this size or more
 #: in a worker thread (a 16 MiB frame of small JSON entries costs seconds)
@@ -268,8 +303,13 @@ class RemotingConnection(asyncio.Protocol):
         self._parked: dict[Coroutine[Any, Any, RemotingCommand | None], asyncio.Future[Any]] = {}
         self._later = 0  # answers due from Later callbacks
         self._can_write: asyncio.Event | None = None
-        self._out: list[bytes] = []
+        self._out: list[bytes | memoryview] = []
         self._out_size = 0
+        #: ``_out`` holds lent buffers (a :class:`Gathered` answer's parts): they are written
+        #: before the dispatch that produced them returns, never left with the transport
+        self._lent = False
+        #: the socket's descriptor, for those writes (-1: the transport is not a plain socket)
+        self._fd = -1
         self._dispatching = False
         self._flush_scheduled = False
         self.closed: asyncio.Future[Exception | None] = asyncio.get_running_loop().create_future()
@@ -293,6 +333,10 @@ class RemotingConnection(asyncio.Protocol):
             self.peer = (str(peer[0]), int(peer[1]))
         if sock:
             self.local = (str(sock[0]), int(sock[1]))
+        raw = transport.get_extra_info("socket")
+        if raw is not None and transport.get_extra_info("ssl_object") is None:
+            with contextlib.suppress(OSError, AttributeError, TypeError, ValueError):
+                self._fd = int(raw.fileno())
         self._can_write = asyncio.Event()
         self._can_write.set()
 
@@ -340,6 +384,7 @@ class RemotingConnection(asyncio.Protocol):
         self._failure = err
         self._out.clear()
         self._out_size = 0
+        self._lent = False
         self._abort(err)
 
     def _our_bug(self, doing: str) -> None:
@@ -349,6 +394,7 @@ class RemotingConnection(asyncio.Protocol):
                       self.peer[0], self.peer[1])
         self._out.clear()
         self._out_size = 0
+        self._lent = False
         self._abort()
 
     # ------------------------------------------------------------------ large frames
@@ -457,6 +503,8 @@ class RemotingConnection(asyncio.Protocol):
             return
         if result is None or type(result) is RemotingCommand:
             self._reply(cmd, result)
+        elif type(result) is Gathered:
+            self._reply(cmd, result)
         elif type(result) is Later:
             self._answer_later(cmd, result)
         elif type(result) is CoroutineType:
@@ -517,16 +565,27 @@ class RemotingConnection(asyncio.Protocol):
         self._tasks.add(task)
         task.add_done_callback(functools.partial(self._task_done, cmd))
 
-    def _reply(self, request: RemotingCommand, response: RemotingCommand | None) -> None:
+    def _reply(self, request: RemotingCommand, response: RemotingCommand | Gathered | None) -> None:
         if response is None or not expects_response(request.flag):
             return
-        if response.opaque != request.opaque:
-            response = response.replace(opaque=request.opaque)
         transport = self._transport
         if transport is None or transport.is_closing():
             # mirrors NettyRemotingAbstract: an answer for a channel that is gone is only dropped
             log.debug("dropping the answer to %s: the connection is closed", request)
             return
+        if type(response) is Gathered:
+            # its head carries the request's opaque already (the handler built it for this request)
+            if self._dispatching:
+                self._out.append(response.head)
+                self._out.extend(response.parts)
+                self._out_size += response.size
+                self._lent = True
+            else:
+                self.send_raw(response.frame())
+            return
+        assert isinstance(response, RemotingCommand)
+        if response.opaque != request.opaque:
+            response = response.replace(opaque=request.opaque)
         body = response.body
         if body is not None and len(body) >= SEPARATE_BODY:
             self.send(response)
@@ -549,7 +608,8 @@ class RemotingConnection(asyncio.Protocol):
         body = cmd.body
         if body is not None and len(body) >= SEPARATE_BODY:
             # a large body (a pull's messages) goes out as its own buffer, never copied into a frame
-            self._write(encode_command_head(cmd), len(body) + 64)
+            head = encode_command_head(cmd)
+            self._write(head, len(head) + len(body))
             self._out.append(body)
         else:
             self.send_raw(encode_command(cmd))
@@ -577,8 +637,12 @@ class RemotingConnection(asyncio.Protocol):
         transport = self._transport
         if transport is None or transport.is_closing():
             out.clear()
+            self._lent = False
             return
-        if len(out) == 1:
+        if self._lent:
+            self._lent = False
+            self._write_lent(transport, out, size)
+        elif len(out) == 1:
             transport.write(out[0])
         elif size <= JOIN_LIMIT:
             transport.write(b"".join(out))
@@ -587,6 +651,43 @@ class RemotingConnection(asyncio.Protocol):
             # buffers over as they are (uvloop writes them with one writev)
             transport.writelines(out)
         out.clear()
+
+    def _write_lent(self, transport: asyncio.Transport, out: list[bytes | memoryview], size: int) -> None:
+        """Write ``out``, which holds lent buffers, so that nothing keeps them: straight to the
+        socket with ``writev`` when the transport has nothing queued (what the socket does not
+        take is copied and given to the transport, behind it), else copied into the transport.
+        uvloop's and asyncio's ``writelines`` would keep the views they cannot send at once, and
+        the memory they point at may change after this turn of the loop (a mapped file unmapped
+        or cut)."""
+        sent = 0
+        fd = self._fd
+        if fd >= 0 and not transport.get_write_buffer_size():
+            try:
+                for i in range(0, len(out), IOV_MAX):
+                    chunk = out[i:i + IOV_MAX]
+                    n = os.writev(fd, chunk)
+                    sent += n
+                    if i + IOV_MAX < len(out) and n < sum(map(len, chunk)):
+                        break
+            except BlockingIOError:
+                pass
+            except OSError:
+                pass  # the transport meets the error with what is left, and closes the connection
+            if sent >= size:
+                return
+        if sent:
+            rest: list[bytes | memoryview] = []
+            skip = sent
+            for buf in out:
+                n = len(buf)
+                if skip >= n:
+                    skip -= n
+                    continue
+                rest.append(buf[skip:] if skip else buf)
+                skip = 0
+            transport.write(b"".join(rest))
+        else:
+            transport.write(b"".join(out))
 
     async def drain(self) -> None:
         if self._can_write is not None:

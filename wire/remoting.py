@@ -701,16 +701,20 @@ def decode_command(data: bytes) -> RemotingCommand:
     return decode_frame(split_frame(bytes(data)))
 
 
-def encode_command_head(cmd: RemotingCommand) -> bytes:
+def encode_command_head(cmd: RemotingCommand, body_size: int | None = None) -> bytes:
     """The frame of ``cmd`` up to its body: the length prefix and the header. Writers that send a
     large body as its own buffer (``writelines``) use it to skip copying the body into the frame;
-    ``encode_command_head(cmd) + (cmd.body or b"")`` is :func:`encode_command`'s frame."""
+    ``encode_command_head(cmd) + (cmd.body or b"")`` is :func:`encode_command`'s frame. With
+    ``body_size``, the head of ``cmd`` with a body of that many bytes that the caller holds
+    apart (``cmd.body`` is then not looked at)."""
     header = _HEADER_ENCODERS[cmd.serialize_type](cmd)
-    body = cmd.body
     hlen = len(header)
     if hlen > 0xFFFFFF:
         raise EncodeError(f"header of {hlen} bytes exceeds the 24-bit header length", field="header")
-    total = 4 + hlen + (len(body) if body else 0)
+    if body_size is None:
+        body = cmd.body
+        body_size = len(body) if body else 0
+    total = 4 + hlen + body_size
     if total > MAX_TOTAL_LENGTH:
         raise EncodeError(f"frame length {total} exceeds the maximum {MAX_TOTAL_LENGTH}",
                           field="totalLength")

@@ -49,7 +49,15 @@ from dataclasses import replace
 from typing import Any
 
 from wire import RemotingCommand, RequestCode, ResponseCode
-from wire.aio import BufferBudget, HandlerResult, Later, RemotingConnection, RemotingIOError, RemotingServer
+from wire.aio import (
+    BufferBudget,
+    Gathered,
+    HandlerResult,
+    Later,
+    RemotingConnection,
+    RemotingIOError,
+    RemotingServer,
+)
 from wire.bodies import TopicConfig, TopicConfigSerializeWrapper
 from wire.headers import NotifyConsumerIdsChangedRequestHeader, request
 
@@ -588,6 +596,8 @@ class Broker:
         result = self._handle(conn, req)
         if isinstance(result, Later):
             return await result.wait()
+        if isinstance(result, Gathered):
+            return result.command()  # its views are lent for this turn of the loop only
         if isinstance(result, Awaitable):
             return await result
         return result

@@ -15,6 +15,7 @@ from .append import PUT_SLICE, PendingPut
 from .config import StoreConfig
 from .dispatch import SCHEDULE_TOPIC, AppendListener, ArrivalListener, DispatchListener, ReplicaWaiter
 from .expiry import disk_used_ratio
+from .pull_views import MessageViews
 from .store import MessageStore
 from .types import (
     GetResult,
@@ -35,6 +36,7 @@ __all__ = [
     "DispatchListener",
     "GetResult",
     "GetStatus",
+    "MessageViews",
     "MessageStore",
     "MessageToStore",
     "PutResult",

@@ -128,6 +128,17 @@ class CommitLog:
     def read(self, offset: int, size: int) -> bytes | None:
         """``size`` bytes at ``offset`` within one file, or None when they are not all there
         (``getMessage``/``selectMappedBuffer``)."""
+        f = self.file_at(offset)
+        if f is None:
+            return None
+        pos = offset - f.file_from_offset
+        if size < 0 or pos + size > f.wrote_position:
+            return None
+        return f.mm[pos:pos + size]
+
+    def file_at(self, offset: int) -> MappedFile | None:
+        """The file holding ``offset`` (the last one found is tried first: a pull reads many
+        records of one file in a row)."""
         f = self._read_file
         # a file leaves the queue only destroyed (closed), so an open cached file is current
         if f is None or f.closed or not f.file_from_offset <= offset < f.file_from_offset + self.file_size:
@@ -135,10 +146,7 @@ class CommitLog:
             if f is None:
                 return None
             self._read_file = f
-        pos = offset - f.file_from_offset
-        if size < 0 or pos + size > f.wrote_position:
-            return None
-        return f.mm[pos:pos + size]
+        return f
 
     def read_data(self, offset: int, max_bytes: int) -> bytes:
         """The bytes from ``offset`` to the end of the data in its file, at most ``max_bytes``

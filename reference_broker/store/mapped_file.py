@@ -252,6 +252,11 @@ class MappedFile:
             self.closed = True
             try:
                 self.mm.close()
+            except BufferError:
+                # views of the mapping are still alive (a pull answer being written, an HA
+                # transfer): the mapping stays until the last of them is released, when the
+                # mmap object goes and unmaps it; the file may be deleted meanwhile
+                log.debug("%s: closed with views of its mapping alive; unmapped when they go", self.path.name)
             finally:
                 os.close(self.fd)
 

@@ -10,6 +10,7 @@ from collections.abc import Set as AbstractSet
 
 from ._codec import StoredMessage
 from .commitlog import CommitLog
+from .pull_views import MessageViews, message_views
 from .queues import QueueTable
 from .reads import Reads
 from .stats import StoreStats
@@ -52,6 +53,15 @@ class ReadDoor:
         self._check_readable()
         return self.reads.get_messages(topic, queue_id, offset, max_nums, tags_codes, max_bytes,
                                        properties_filter)
+
+    def get_message_views(self, topic: str, queue_id: int, offset: int, max_nums: int,
+                          max_bytes: int = 256 * 1024) -> MessageViews | None:
+        """:meth:`get_messages` without filters, for the common pull: the records found as views
+        of the mapped CommitLog (:mod:`.pull_views`), or None when :meth:`get_messages` must
+        answer (any status but FOUND, and the cases it alone handles). The views are lent: write
+        them within this turn of the event loop, or copy them."""
+        self._check_readable()
+        return message_views(self.reads, topic, queue_id, offset, max_nums, max_bytes)
 
     def record_get(self, found: int, missed: bool) -> None:
         """Count a get served elsewhere (``get_messages`` counts its own)."""

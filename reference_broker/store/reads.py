@@ -62,7 +62,7 @@ class Reads(Room):
         #: not served yet, as Java's reput stops there (None: everything dispatched is served)
         self.read_limit: Callable[[], int] | None = None
         #: the share of the CommitLog a reader may lag behind and still be read "in memory"
-        self._memory = int(_total_memory() * config.access_message_in_memory_max_ratio / 100.0)
+        self.memory_share = int(_total_memory() * config.access_message_in_memory_max_ratio / 100.0)
 
     # ------------------------------------------------------------------ get
     def _next_offset_correction(self, old: int, new: int) -> int:
@@ -130,7 +130,7 @@ class Reads(Room):
                     max_phy_pulling = 0
                     total = 0
                     i = 0
-                    memory = self._memory
+                    memory = self.memory_share
                     for py, size, tags in itertools.chain((head,), units):
                         if limit is not None and py + size > limit:
                             break
@@ -166,7 +166,7 @@ class Reads(Room):
                         next_file_start = None
                         i += 1
                     next_begin = offset + i
-                    suggest = (max_py - max_phy_pulling) > self._memory
+                    suggest = (max_py - max_phy_pulling) > self.memory_share
         self.stats.record_get(len(messages), status is not GetStatus.FOUND,
                               int((time.monotonic() - begin) * 1000))
         return GetResult(status, next_begin, min_offset, max_offset, messages, queue_offsets, suggest)

@@ -25,14 +25,16 @@ import logging
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from wire import RemotingCommand, RequestCode, ResponseCode
-from wire.aio import HandlerResult, RemotingConnection
+from wire import RemotingCommand, RequestCode, ResponseCode, SerializeType
+from wire.aio import Gathered, HandlerResult, RemotingConnection
 from wire.bodies import MessageModel, SubscriptionData
+from wire.framing import PREFIX
 from wire.headers import PullMessageRequestHeader
 from wire.message import MessageConst, java_string_hash
+from wire.remoting import DEFAULT_VERSION, encode_command_head
 from wire.sql92 import Selector
 
-from ...store import GetStatus, MessageToStore, PutResult
+from ...store import GetStatus, MessageToStore, MessageViews, PutResult
 from .. import constants as C
 from ..filters import selector_of
 from ..props import java_properties_text
@@ -41,7 +43,7 @@ from .common import BrokerHandler, SlowPath, fast_int, fast_long, peer_addr
 if TYPE_CHECKING:
     from ..broker import Broker
 
-__all__ = ["HANDLERS", "PullHeader", "parse_pull_header", "tag_codes"]
+__all__ = ["HANDLERS", "PullHeader", "found_head", "parse_pull_header", "tag_codes"]
 
 _SUSPEND = C.PullSysFlag.SUSPEND
 _COMMIT = C.PullSysFlag.COMMIT_OFFSET
@@ -284,6 +286,11 @@ def process_pull(
         )
 
     store = broker.store
+    if codes is None and selector is None and allow_suspend:
+        # the common pull: the records as views of the mapped CommitLog, written as they are
+        found = store.get_message_views(topic, qid, h.queue_offset, h.max_msg_nums)
+        if found is not None:
+            return _found(broker, req, h, sgc.broker_id, found)
     r = store.get_messages(group, topic, qid, h.queue_offset, h.max_msg_nums, codes,
                            properties_filter=None if selector is None else selector.matches)
     status = r.status
@@ -336,6 +343,42 @@ def process_pull(
     response = req.response(code, status.name, ext, body)
     _commit(broker, h, allow_suspend)
     return response
+
+
+#: the header of a FOUND answer to a JSON request, as :func:`wire.remoting.encode_json_header`
+#: writes it (fastjson's sorted properties; the ext fields in the order the careful path sets them)
+_FOUND_JSON = ('{{"code":0,"extFields":{{"suggestWhichBrokerId":"{}","nextBeginOffset":"{}","minOffset":"{}",'
+               '"maxOffset":"{}"}},"flag":1,"language":"JAVA","opaque":{},"remark":"FOUND",'
+               '"serializeTypeCurrentRPC":"JSON","version":' + str(DEFAULT_VERSION) + '}}')
+
+
+def found_head(req: RemotingCommand, suggest: int, next_begin: int, min_offset: int, max_offset: int,
+               body_size: int) -> bytes:
+    """The frame head (length prefix and header) of the SUCCESS answer to ``req`` whose body,
+    ``body_size`` bytes, is written apart: the same bytes as ``encode_command_head`` of the
+    careful path's answer, from a template for JSON requests."""
+    if req.serialize_type is SerializeType.JSON:
+        header = _FOUND_JSON.format(suggest, next_begin, min_offset, max_offset, req.opaque).encode()
+        return PREFIX.pack(4 + len(header) + body_size, len(header)) + header
+    ext = {"suggestWhichBrokerId": str(suggest), "nextBeginOffset": str(next_begin),
+           "minOffset": str(min_offset), "maxOffset": str(max_offset)}
+    return encode_command_head(req.response(ResponseCode.SUCCESS, GetStatus.FOUND.name, ext), body_size)
+
+
+def _found(broker: Broker, req: RemotingCommand, h: PullHeader, group_broker_id: int,
+           found: MessageViews) -> Gathered:
+    """The answer to a pull that found ``found`` (views of the CommitLog): its head, and the views
+    as the body, for the connection to write as they are."""
+    # suggestPullingFromSlave is false for views (every record is in the in-memory share)
+    suggest = group_broker_id if broker.slave_read_enable else C.MASTER_ID
+    group = h.consumer_group
+    topic = h.topic
+    n = found.count
+    broker.group_stats.record(group, topic, n)
+    broker.stats.record("GROUP_GET_NUMS", f"{topic}@{group}", n)
+    head = found_head(req, suggest, found.next_begin_offset, found.min_offset, found.max_offset, found.size)
+    _commit(broker, h, True)
+    return Gathered(head, found.parts, len(head) + found.size)
 
 
 def _commit(broker: Broker, h: PullHeader, allow_suspend: bool) -> None:
