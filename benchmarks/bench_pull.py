@@ -3,20 +3,22 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_pull.py [--pulls 20000] [--batch 32] [--window 8]
+    .venv/bin/python benchmarks/bench_pull.py [--pulls 20000] [--window 8] [--careful]
 
 An in-process broker stores ``--messages`` 1 KiB messages (the sends of ``bench_broker.py``, 8
-queues), then one connection is fed PULL_MESSAGE frames of ``--batch`` messages each, ``--window``
-frames a read (as a pipelining consumer sends them), with a transport that only counts the bytes
-(no socket: the broker's own CPU, without the kernel's copy to the socket). A plain run gives the
-CPU per pull; a cProfile run gives the shares of the phases:
+queues), then one connection is fed PULL_MESSAGE frames of 32 messages each, ``--window`` frames
+a read (as a pipelining consumer sends them). Its transport writes to /dev/null: the broker's own
+CPU, with the gather write's system call but without the kernel's copy into a socket. A plain run
+gives the CPU per pull; a cProfile run gives the shares of the phases:
 
 * **read**: framing the bytes of each read; **decode**: header decoding;
 * **header**: the PULL_MESSAGE header's fields (``parse_pull_header``);
-* **checks**: the processor's checks and answer fields (``process_pull`` without the store);
-* **lookup**: the store's get (ConsumeQueue units, batch limits) without the record reads;
-* **body**: the records' bytes (copies, or views of the mapped CommitLog, and their join);
-* **encode**: the answer's header encoded; **write**: handed to the transport;
+* **checks**: the processor's checks, statistics and answer fields (``process_pull`` without
+  the store and the encoding);
+* **store**: the store's get: ConsumeQueue units, limits, and the records (views of the mapped
+  CommitLog; with ``--careful``, bytes copied out per record by ``Reads.get_messages``, whose
+  join the processor makes, under checks);
+* **encode**: the answer's head encoded; **write**: the gather write (``_flush``);
 * **other**: the loop, the dispatch and everything else.
 
 No assertions: the figures are for reading (see ``bench_broker.py --java`` for rates against Java).
@@ -73,27 +75,23 @@ class _PullSink(_Sink):
 
 
 #: phase -> (file suffix, function) whose cumulative time it is
-_DUMP = False
 PHASES: dict[str, tuple[tuple[str, str], ...]] = {
     "read": (("wire/_buffer.py", "feed"), ("wire/framing.py", "next_frame")),
     "decode": (("wire/remoting.py", "decode_frame"),),
     "header": (("reference_broker/broker/processors/pull.py", "parse_pull_header"),),
     "checks": (("reference_broker/broker/processors/pull.py", "process_pull"),),
-    "lookup": (("reference_broker/store/read_door.py", "get_messages"),
-               ("reference_broker/store/read_door.py", "get_message_views")),
-    "body": (("reference_broker/store/commitlog.py", "read"),
-             ("reference_broker/store/pull_read.py", "views_of"),),
+    "store": (("reference_broker/store/read_door.py", "get_messages"),
+              ("reference_broker/store/read_door.py", "get_message_views")),
     "encode": (("wire/remoting.py", "encode_command_head"), ("wire/remoting.py", "encode_command"),
                ("reference_broker/broker/processors/pull.py", "found_head")),
     "write": (("wire/aio.py", "_flush"),),
-
 }
 #: what each phase contains of the others (their time is taken out of it)
-_NESTED = {"checks": ("lookup",), "lookup": ("body",)}
+_NESTED = {"checks": ("store", "encode")}
 
 
-async def _run(root: str, pulls: int, window: int, batch: int, messages: int,
-               profile: bool) -> tuple[float, float, dict[str, float]]:
+async def _run(root: str, pulls: int, window: int, batch: int, messages: int, profile: bool,
+               careful: bool) -> tuple[float, float, dict[str, float]]:
     import cProfile
     import pstats
 
@@ -105,6 +103,8 @@ async def _run(root: str, pulls: int, window: int, batch: int, messages: int,
         "mappedFileSizeCommitLog": str(1 << 30), "autoCreateTopicEnable": "true"})
     sends = send_frames(1024, messages)
     async with Broker(cfg, host="127.0.0.1", port=0) as b:
+        if careful:  # every pull through Reads.get_messages (bytes per record, joined)
+            b.store.get_message_views = lambda *a, **k: None  # type: ignore[method-assign]
         server = b._server
         assert server is not None
         conn = server._factory()
@@ -156,7 +156,9 @@ def main() -> int:
     ap.add_argument("--pulls", type=int, default=20_000)
     ap.add_argument("--window", type=int, default=8, help="pull frames per read")
     ap.add_argument("--messages", type=int, default=16_384, help="messages stored first")
-    ap.add_argument("--profile-only", action="store_true", help="print the raw cProfile top 30 too")
+    ap.add_argument("--careful", action="store_true",
+                    help="every pull through the careful path (records copied out as bytes and joined)")
+    ap.add_argument("--profile-only", action="store_true", help="print the raw cProfile top 25 too")
     ap.add_argument("--dir", default=None)
     args = ap.parse_args()
     global _DUMP
@@ -165,9 +167,9 @@ def main() -> int:
     base = Path(tempfile.mkdtemp(prefix="bench-pull-", dir=args.dir))
     try:
         per_pull, size, _ = run_async(_run(str(base / "plain"), args.pulls, args.window, PULL_BATCH,
-                                           args.messages, False))
+                                           args.messages, False, args.careful))
         _, _, prof = run_async(_run(str(base / "prof"), args.pulls, args.window, PULL_BATCH,
-                                    args.messages, True))
+                                    args.messages, True, args.careful))
     finally:
         shutil.rmtree(base, ignore_errors=True)
     total = prof.pop("total") or 1.0
@@ -175,7 +177,8 @@ def main() -> int:
     for outer, inner in _NESTED.items():
         own[outer] = prof[outer] - sum(prof[i] for i in inner)
     own["other"] = total - sum(own.values())
-    table = Table(title=f"our broker: CPU per pull of {PULL_BATCH} 1 KiB messages, by phase (us; "
+    path = "careful path" if args.careful else "views"
+    table = Table(title=f"our broker ({path}): CPU per pull of {PULL_BATCH} 1 KiB messages, by phase (us; "
                         f"{args.pulls:,} pulls fed {args.window} frames a read, no socket; "
                         f"{size / 1024:.1f} KiB answers)")
     for col in (*PHASES, "other", "total", "per message"):
