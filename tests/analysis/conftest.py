@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import shutil
+import struct
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,69 @@ def fooling_capture(path: Path) -> Path:
         f.handshake(t)
         t += 0.001
     for n in range(60):
+        f = flows[n % 3]
+        req = RemotingCommand.request(310, {"a": "G", "b": "T", "e": str(n % 4), "i": ""}, body, opaque=n)
+        f.send(t, 0, encode_command(req))
+        f.send(t + 0.0005, 1, encode_command(req.response(0, ext_fields={"queueOffset": str(n)})))
+        t += 0.002
+    for f in flows:
+        f.close(t)
+    path.write_bytes(out.getvalue())
+    return path
+
+
+class PcapNgBlocks:
+    """A little-endian pcapng file written block by block (``TcpFlow`` writes through it as through
+    ``PcapWriter``): a section header, interface descriptions added at any point, enhanced packet
+    blocks on the current ``interface`` (microsecond times)."""
+
+    def __init__(self, out: Any, linktype: int = 1) -> None:
+        self.out = out
+        self.linktype = linktype
+        self.interfaces = 0
+        self.interface = 0
+        out.write(struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28))
+        self.add_interface()
+
+    def add_interface(self) -> int:
+        self.out.write(struct.pack("<IIHHII", 1, 20, self.linktype, 0, 262144, 20))
+        self.interfaces += 1
+        return self.interfaces - 1
+
+    def write(self, ts: float, frame: bytes, *, caplen: int | None = None) -> None:
+        data = frame if caplen is None else frame[:caplen]
+        us = round(ts * 1e6)
+        pad = -len(data) % 4
+        n = 32 + len(data) + pad
+        self.out.write(struct.pack("<IIIIIII", 6, n, self.interface, us >> 32, us & 0xFFFFFFFF, len(data),
+                                   len(frame)) + data + b"\0" * pad + struct.pack("<I", n))
+
+
+def fooling_pcapng(path: Path) -> Path:
+    """A pcapng file built to fool a naive block search: SEND_MESSAGE_V2 bodies holding pcapng
+    blocks (enhanced packet blocks that chain like real ones, at every alignment so that some sit
+    on a multiple of four in the file), and a second interface described half-way, whose packets
+    the later ranges' blocks use (the interface count a range starts with is not its own)."""
+    from wire import RemotingCommand, encode_command
+    from wire.capture.synth import TcpFlow
+
+    inner = io.BytesIO()
+    iw = PcapNgBlocks(inner)
+    for i in range(24):
+        iw.write(1_795_000_000.0 + i * 0.001, bytes([i % 251]) * (60 + i))
+    blocks = inner.getvalue()[28 + 20:]  # the packet blocks, without the section header and interface
+    body = b"".join(b"\x00" * k + blocks for k in range(4))
+    out = io.BytesIO()
+    w = PcapNgBlocks(out)
+    flows = [TcpFlow(w, ("127.0.0.1", 42000 + i), ("127.0.0.1", 10911), isn=(1000 * i, 7000 * i))  # type: ignore[arg-type]
+             for i in range(3)]
+    t = 1_795_000_000.0
+    for f in flows:
+        f.handshake(t)
+        t += 0.001
+    for n in range(40):
+        if n == 20:
+            w.interface = w.add_interface()
         f = flows[n % 3]
         req = RemotingCommand.request(310, {"a": "G", "b": "T", "e": str(n % 4), "i": ""}, body, opaque=n)
         f.send(t, 0, encode_command(req))

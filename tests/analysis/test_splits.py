@@ -91,3 +91,43 @@ def test_pcapng_splits_by_block_structure(tmp_path: Path) -> None:
     for target in (64, 333, 2048):
         got, _ = _split_read(path, target)
         assert got == want, target
+
+
+def test_a_pcapng_built_to_fool_a_naive_scan(tmp_path: Path) -> None:
+    """Packet blocks inside packets chain like real ones; the ranges after the second interface
+    description count interfaces they never saw described. The candidates are fooled, the plan is
+    not, and no range is walked again for its interface count alone."""
+    from tests.analysis.conftest import fooling_pcapng
+
+    path = fooling_pcapng(tmp_path / "fool.pcapng")
+    data = path.read_bytes()
+    lay = file_layout(str(path))
+    true_starts = set()
+    pos = lay.data_start
+    while pos < len(data):
+        true_starts.add(pos)
+        pos += struct.unpack_from("<I", data, pos + 4)[0]
+    want = list(read_records(path))
+    assert {r[0] for r in want} and len(want) > 100
+    fooled_somewhere = False
+    for target in (1024, 4099, 9000, 30_000):
+        ranges = plan_ranges(lay, target)
+        scans = [scan_split(lay, i, a, b) for i, (a, b) in enumerate(ranges)]
+        fooled = [s for s in scans if s.first is not None and s.first not in true_starts]
+        fooled_somewhere = fooled_somewhere or bool(fooled)
+        plan, rewalked = resolve(lay, scans)
+        assert all(s.first in true_starts for s in plan), target
+        assert rewalked <= len(fooled) + sum(1 for s in scans if s.first is None), target
+        assert [r for s in plan for r in split_records(s, lay)] == want, target
+        assert any(s.needs == 2 for s in scans if s.first in true_starts), target  # interface 1 in use
+    assert fooled_somewhere, "the file does not fool the candidate search: the test proves nothing"
+
+
+def test_pcapng_ranges_are_not_walked_again_on_ordinary_files(tmp_path: Path) -> None:
+    from tests.analysis.conftest import pcapng_copy
+
+    path = pcapng_copy(tmp_path / "c.pcapng")
+    lay = file_layout(str(path))
+    scans = [scan_split(lay, i, a, b) for i, (a, b) in enumerate(plan_ranges(lay, 4096))]
+    plan, rewalked = resolve(lay, scans)
+    assert len(plan) > 10 and rewalked == 0

@@ -14,8 +14,10 @@ has to find the first record boundary at or after ``start`` by itself.
    :data:`CHAIN` records that the lengths lead to must pass the same checks, each within an hour of
    the one before (or the chain must end exactly at the end of the file). pcapng blocks are tried at
    offsets that are multiples of four: a known block type, a length that is a multiple of four,
-   the same length repeated at the block's end, a known interface for a packet block, and again a
-   chain of blocks after it.
+   the same length repeated at the block's end, and again a chain of blocks after it. A worker
+   cannot know how many interfaces the blocks before its range described, so it assumes
+   enough (:data:`UNKNOWN`) and notes how many its packet blocks need (the highest interface
+   number used, less the interface descriptions met before it in the range).
 2. **Walk.** From its candidate the worker follows the lengths to the first record that starts at
    or after ``end`` (``next``), counting records and, for pcapng, noting the section header and
    interface description blocks it passes (the state a later split needs) and whether a simple
@@ -24,7 +26,9 @@ has to find the first record boundary at or after ``start`` by itself.
    capture file holds headers that chain perfectly. So nothing is taken on trust. The first split
    starts at the first record for certain; if split ``i`` started on a true boundary, its walk
    found the true ``next``, and split ``i + 1`` is right exactly when its candidate equals that
-   ``next`` (and, for pcapng, its assumed state equals the state the walk ended in). Any split that
+   ``next`` (and, for pcapng, the byte order matches and the interfaces described before it are
+   at least as many as its packet blocks need: then it counted the records a walk from the file's
+   start counts, and its own interface descriptions add to the count). Any split that
    disagrees is walked again from its predecessor's ``next``, which is then known to be right; by
    induction every split of the resolved plan starts on a true record boundary. On a well-formed
    file a wrong boundary is therefore impossible; the candidates only decide how often the
@@ -58,6 +62,7 @@ from .records import (
 
 __all__ = [
     "CHAIN",
+    "UNKNOWN",
     "FileLayout",
     "Split",
     "SplitScan",
@@ -88,6 +93,10 @@ _EPB = 6
 #: block types scapy's reader knows, plus the name resolution, statistics, decryption secrets,
 #: process information and custom blocks: what a candidate block may be
 _BLOCK_TYPES = frozenset((_SHB, _IDB, _PKT, _SPB, 4, 5, _EPB, 0x0A, 0x80000001, 0x00000BAD, 0x40000BAD))
+#: pcapng: the interface count a worker assumes at a candidate (as many as its blocks use)
+UNKNOWN = -1
+#: pcapng: the most interfaces a candidate's packet blocks may need
+_MAX_INTERFACES = 1 << 16
 _BYTE_ORDER = {b"\x1a\x2b\x3c\x4d": ">", b"\x4d\x3c\x2b\x1a": "<"}
 
 
@@ -122,13 +131,17 @@ class SplitScan:
     next: int
     #: records (packet blocks that give a record) from ``first`` up to ``next``
     records: int = 0
-    #: pcapng: (byte order, interfaces) assumed at ``first`` and reached at ``next``
+    #: pcapng: (byte order, interfaces) assumed at ``first`` and reached at ``next``; with
+    #: :data:`UNKNOWN` interfaces at ``first``, those reached are the ones described in the walk
     state_start: tuple[str, int] = ("<", 0)
     state_end: tuple[str, int] = ("<", 0)
     #: pcapng: offsets of the section header and interface description blocks in the range
     state_blocks: tuple[int, ...] = ()
     #: pcapng: a simple packet block (which takes the time of the record before it) comes first
     untimed_first: bool = False
+    #: pcapng, :data:`UNKNOWN` interfaces at ``first``: how many interfaces the blocks before
+    #: ``first`` must have described for every packet block of the walk to give a record
+    needs: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,20 +340,27 @@ def _block(w: _Window, at: int, endian: str, size: int) -> tuple[int, int, str] 
     return btype, length, endian
 
 
+def _interface(w: _Window, at: int, btype: int, endian: str) -> int:
+    """The interface number of a packet block (a simple packet block's is 0)."""
+    if btype == _EPB:
+        return int(struct.unpack(endian + "I", w.get(at + 8, 4))[0])
+    if btype == _PKT:
+        return int(struct.unpack(endian + "H", w.get(at + 8, 2))[0])
+    return 0
+
+
 def _gives_record(w: _Window, at: int, btype: int, endian: str, interfaces: int) -> bool:
     """Whether scapy's reader turns this block into a record (a packet block of a known interface)."""
-    intid: int
-    if btype == _EPB:
-        intid = struct.unpack(endian + "I", w.get(at + 8, 4))[0]
-    elif btype == _PKT:
-        intid = struct.unpack(endian + "H", w.get(at + 8, 2))[0]
-    else:
-        return btype == _SPB and interfaces > 0
-    return intid < interfaces
+    if btype not in (_EPB, _PKT, _SPB):
+        return False
+    return _interface(w, at, btype, endian) < interfaces
 
 
 def _pcapng_candidate(layout: FileLayout, w: _Window, at: int, state: tuple[str, int]) -> bool:
     endian, interfaces = state
+    unknown = interfaces == UNKNOWN
+    if unknown:
+        interfaces = 0
     pos = at
     for _ in range(CHAIN + 1):
         if pos == layout.size:
@@ -351,8 +371,12 @@ def _pcapng_candidate(layout: FileLayout, w: _Window, at: int, state: tuple[str,
         btype, length, endian = b
         if btype == _IDB:
             interfaces += 1
-        elif btype in (_EPB, _PKT) and not _gives_record(w, pos, btype, endian, interfaces):
-            return False
+        elif btype in (_EPB, _PKT):
+            if unknown:
+                if _interface(w, pos, btype, endian) - interfaces >= _MAX_INTERFACES:
+                    return False
+            elif not _gives_record(w, pos, btype, endian, interfaces):
+                return False
         pos += length
     return True
 
@@ -378,6 +402,10 @@ def walk(
     pos = first
     records = 0
     endian, interfaces = state
+    unknown = interfaces == UNKNOWN
+    if unknown:
+        interfaces = 0  # counted from here; the blocks before must describe ``needs`` more
+    needs = 0
     blocks: list[int] = []
     untimed_first = False
     timed = False
@@ -415,6 +443,12 @@ def walk(
             blocks.append(pos)
             if btype == _IDB:
                 interfaces += 1
+        elif unknown and btype in (_EPB, _PKT, _SPB):
+            needs = max(needs, _interface(w, pos, btype, endian) + 1 - interfaces)
+            records += 1
+            if btype == _SPB and not timed:
+                untimed_first = True
+            timed = True
         elif _gives_record(w, pos, btype, endian, interfaces):
             records += 1
             if btype == _SPB and not timed:
@@ -422,7 +456,8 @@ def walk(
             timed = True
         pos += length
     return SplitScan(
-        index, start, end, first, pos, records, state, (endian, interfaces), tuple(blocks), untimed_first
+        index, start, end, first, pos, records, state, (endian, interfaces), tuple(blocks), untimed_first,
+        needs,
     )
 
 
@@ -459,11 +494,12 @@ def scan_split(
     """A worker's look at ``[start, end)``: the first candidate boundary and the walk from it.
 
     ``state`` (pcapng) is the byte order and interface count assumed at the candidate; by default
-    those of the file's first section with no interface yet. Split 0 starts at the layout's data
-    start, which is exact. ``source`` reads the file instead of opening ``layout.path`` (bytes
-    read through another file system: :class:`ByteRange`).
+    the byte order of the file's first section and :data:`UNKNOWN` interfaces (split 0 starts at
+    the layout's data start with none, which is exact). ``source`` reads the file instead of
+    opening ``layout.path`` (bytes read through another file system: :class:`ByteRange`).
     """
-    state = state or (layout.endian, 0)
+    if state is None:
+        state = (layout.endian, 0 if start <= layout.data_start else UNKNOWN)
     with open(layout.path, "rb") if source is None else contextlib.nullcontext(source) as f:
         w = _Window(f, layout.size)
         first: int | None = None
@@ -515,7 +551,7 @@ def resolve(
     for s in scans:
         if expect >= s.end:
             continue  # no record starts in this range: the previous split reaches past it
-        if s.first != expect or s.state_start != state:
+        if s.first != expect or not _state_fits(s, state):
             rewalked += 1
             s = rewalk(s.index, expect, s.end, state)
         if s.untimed_first and out:
@@ -537,8 +573,15 @@ def resolve(
         number += s.records
         blocks.extend(s.state_blocks)
         expect = s.next
-        state = s.state_end
+        state = (s.state_end[0], state[1] + s.state_end[1]) if s.state_start[1] == UNKNOWN else s.state_end
     return out, rewalked
+
+
+def _state_fits(s: SplitScan, state: tuple[str, int]) -> bool:
+    """Whether the pcapng state a scan assumed at its candidate holds at the true boundary."""
+    if s.state_start[1] == UNKNOWN:
+        return s.state_start[0] == state[0] and state[1] >= s.needs
+    return s.state_start == state
 
 
 def split_records(split: Split, layout: FileLayout) -> Iterator[Record]:
