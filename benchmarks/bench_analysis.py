@@ -6,6 +6,7 @@ Usage::
     .venv/bin/python benchmarks/bench_analysis.py                       # 500 MB, 8 files, 2 runs, growth
     .venv/bin/python benchmarks/bench_analysis.py --size-mb 100 --runs 1 --growth ""   # a short run
     .venv/bin/python benchmarks/bench_analysis.py --executor 30 --runs 3   # executor CPU per stage, no Spark
+    .venv/bin/python benchmarks/bench_analysis.py --remote 34 --runs 3     # local path against viewfs://
 
 It synthesises captures with ``bench_pcap``'s generator (the same traffic: SEND_MESSAGE_V2 with
 1 KiB bodies, pulls of 40 KB, route queries and heartbeats over 64 connections) in two layouts of
@@ -21,7 +22,11 @@ time it reads the CPU time of the job's whole process tree (the driver, its JVM,
 workers) from /proc: on a machine that others load, wall time and the local[2]/local[1] ratio
 move with their load, while CPU time per MB does not; the load average is printed beside every
 figure. With ``--growth``, the one-file job at local[2] on captures of each size (MB) and the
-time per MB (flat when the time grows linearly). No assertions: figures are for reading.
+time per MB (flat when the time grows linearly). With ``--remote MB``, one session at local[2]
+runs the job on a capture of MB (classic pcap, and the same records as pcapng) in 8 MiB ranges
+as a local path and through ``viewfs://`` (a Hadoop file system that Python cannot open, as
+``hdfs://`` and ``s3a://``), taking turns, and prints the CPU per MB of each. No assertions:
+figures are for reading.
 """
 
 from __future__ import annotations
@@ -79,6 +84,68 @@ print(json.dumps({"seconds": seconds, "cpu": tree_cpu() - cpu, "startup": starte
                   "splits": r.splits, "units": r.units, "stages": r.stages}))
 spark.stop()
 """
+
+
+_REMOTE = _JOB.split("t0 = time.monotonic()")[0] + """
+import uuid
+spark = build_session(default_conf("local[2]", driver_memory="2g", shuffle_partitions=4))
+spark.sparkContext.parallelize([1], 1).count()
+runs, out = int(sys.argv[1]), Path(sys.argv[2])
+for path in sys.argv[3:]:
+    name = f"mq{uuid.uuid4().hex[:8]}"
+    spark.sparkContext._jsc.hadoopConfiguration().set(f"fs.viewfs.mounttable.{name}.link./caps",
+                                                      Path(path).parent.resolve().as_uri())
+    for _ in range(runs):
+        for label, item in (("local", path), ("viewfs", f"viewfs://{name}/caps/{Path(path).name}")):
+            load = os.getloadavg()[0]
+            cpu, t = tree_cpu(), time.monotonic()
+            r = run_job(spark, [item], out, split_bytes=8 << 20, partitions=4)
+            print(json.dumps({"file": Path(path).name, "how": label, "seconds": time.monotonic() - t,
+                              "cpu": tree_cpu() - cpu, "load": (load + os.getloadavg()[0]) / 2,
+                              "splits": r.splits, "rows": r.counts["commands"]}), flush=True)
+spark.stop()
+"""
+
+
+def _pcapng_of(src: Path, dst: Path) -> None:
+    """The records of a classic pcap as a pcapng file (one interface, enhanced packet blocks)."""
+    import struct
+
+    from wire.capture import read_records
+
+    with open(dst, "wb") as out:
+        out.write(struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28))
+        out.write(struct.pack("<IIHHII", 1, 20, 1, 0, 262144, 20))
+        for _number, ts, _link, data in read_records(src):
+            us = round(ts * 1e6)
+            pad = -len(data) % 4
+            n = 32 + len(data) + pad
+            out.write(struct.pack("<IIIIIII", 6, n, 0, us >> 32, us & 0xFFFFFFFF, len(data), len(data))
+                      + data + b"\0" * pad + struct.pack("<I", n))
+
+
+def remote_cpu(d: Path, size_mb: float, runs: int) -> None:
+    """``--remote``: CPU per MB of the job on one file as a local path and through viewfs://."""
+    one = d / "one.pcap"
+    synthesise(one, size_mb, 64, seed=1)
+    ng = d / "one.pcapng"
+    _pcapng_of(one, ng)
+    res = subprocess.run([sys.executable, "-c", _REMOTE, str(runs), str(d / "out"), str(one), str(ng)],
+                         capture_output=True, text=True, cwd=ROOT, check=False)
+    if res.returncode != 0:
+        raise SystemExit(f"the job failed:\n{res.stderr[-3000:]}")
+    got = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+    for r in got:
+        mb = (d / r["file"]).stat().st_size / 1e6
+        r["ms"] = r["cpu"] / mb * 1000
+        print(f"  {r['file']} ({mb:.0f} MB) {r['how']}: {r['seconds']:.1f} s, {r['ms']:.1f} CPU-ms/MB, "
+              f"{r['splits']} splits, {r['rows']} commands (load {r['load']:.1f})", flush=True)
+    for f in (one.name, ng.name):
+        least = {how: min(r["ms"] for r in got if r["file"] == f and r["how"] == how)
+                 for how in ("local", "viewfs")}
+        print(f"{f}: CPU per MB, least of {runs}: local path {least['local']:.1f} ms, viewfs "
+              f"{least['viewfs']:.1f} ms (viewfs / local {least['viewfs'] / least['local']:.2f}x; load "
+              f"{_load():.1f})", flush=True)
 
 
 def _cpu() -> float:
@@ -190,7 +257,13 @@ def main() -> int:
     ap.add_argument("--executor", type=float, metavar="MB", default=0.0,
                     help="only the executors' CPU per MB, per stage, in this process on a capture of MB "
                     "(no Spark)")
+    ap.add_argument("--remote", type=float, metavar="MB", default=0.0,
+                    help="only the CPU per MB of a capture of MB read as a local path and through viewfs://")
     args = ap.parse_args()
+    if args.remote:
+        with tempfile.TemporaryDirectory(prefix="bench-analysis-", dir=args.dir) as tmp:
+            remote_cpu(Path(tmp), args.remote, max(1, args.runs))
+        return 0
     if args.executor:
         with tempfile.TemporaryDirectory(prefix="bench-analysis-", dir=args.dir) as tmp:
             p = Path(tmp) / "one.pcap"
