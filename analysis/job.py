@@ -71,6 +71,7 @@ from .sources import (
 
 __all__ = [
     "MARKER",
+    "WHOLE_GZIP",
     "AnalysisError",
     "JobResult",
     "expand_inputs",
@@ -207,16 +208,19 @@ class _Plan:
 
 @dataclass
 class _Ranged:
-    """Remote files cut into byte ranges: Spark's text source reads the ranges (``frame``: file name,
-    block start, line), ``chunks`` says where each lies in its file, ``splits`` the resolved split
-    of each range with the bytes after it that its last record needs."""
+    """Remote files cut into byte ranges: ``data`` holds each range's bytes (file name, range start,
+    bytes; kept by Spark after the first job), ``chunks`` says where each lies in its file,
+    ``splits`` the resolved split of each range with the bytes after it that its last record
+    needs."""
 
-    frame: Any
+    data: Any
     chunks: dict[tuple[str, int], tasks.Chunk]
     layouts: dict[int, FileLayout]
     splits: dict[tuple[int, int], tuple[Split, bytes]]
     #: how many tasks read each file's ranges (Spark partitions of the text source)
     tasks: dict[int, int] = field(default_factory=dict)
+    #: pcapng files: the bytes outside a range its reader needs, by offset (:func:`_pcapng_state`)
+    states: dict[int, dict[int, bytes]] = field(default_factory=dict)
 
 
 def run_job(
@@ -239,14 +243,15 @@ def run_job(
     note = on_stage or (lambda _s: None)
     roles = roles or PortRoles()
 
-    saved = spark.conf.get(_PARTITION_BYTES, None)
+    saved = {key: spark.conf.get(key, None) for key in _SAVED_CONF}
     try:
         return _run(spark, inputs, out, partitions, split_bytes, roles, note, started)
     finally:
-        if saved is None:
-            spark.conf.unset(_PARTITION_BYTES)
-        else:
-            spark.conf.set(_PARTITION_BYTES, saved)
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def _run(spark: SparkSession, inputs: list[str], out: Path, partitions: int | None, split_bytes: int | None,
@@ -265,6 +270,8 @@ def _run(spark: SparkSession, inputs: list[str], out: Path, partitions: int | No
         counts, units = _decode(spark, plan, out, raw, partitions, roles, note, stages)
     finally:
         shutil.rmtree(raw, ignore_errors=True)
+        if plan.ranged is not None:
+            plan.ranged.data.unpersist()
 
     info: list[dict[str, Any]] = [
         {
@@ -273,6 +280,7 @@ def _run(spark: SparkSession, inputs: list[str], out: Path, partitions: int | No
             "bytes": plan.sizes[i],
             "splits": max(1, sum(1 for fid, _s, _l in plan.splits if fid == i)
                           + (sum(1 for f, _k in plan.ranged.splits if f == i) if plan.ranged else 0)),
+            "read": _how_read(plan, i),
             **_read_tasks(plan, i),
         }
         for i, path in enumerate(plan.captures)
@@ -414,16 +422,35 @@ def _plan(spark: SparkSession, inputs: list[str], split_bytes: int | None) -> _P
     for f in remote:
         if f not in ranged_layouts and sizes[f] > MAX_REMOTE_BYTES:
             raise AnalysisError(
-                f"{captures[f]}: {sizes[f]:,} bytes; a gzip'd or pcapng file read through Spark's file "
-                "systems is read whole and must be below 2 GiB (rotate captures smaller, or write classic "
-                "pcap, which is read by byte ranges)")
+                f"{captures[f]}: {sizes[f]:,} bytes; a gzip'd file read through Spark's file systems is "
+                "read whole (gzip has no random access to cut it into byte ranges) and must be below 2 GiB "
+                "(rotate captures smaller, or store them uncompressed: pcap and pcapng files are read by "
+                "byte ranges)")
     ranged = None
     if ranged_layouts:
         ranged, n = _remote_splits(spark, ranged_layouts, captures, target)
         rewalked += n
+    for f, lay in ranged_layouts.items():
+        kinds[f] = f"remote {lay.kind}"
+    for f in remote:
+        if f not in ranged_layouts and sizes[f] - 24 > target:
+            kinds[f] = "remote gzip"  # bigger than a split and not cut: _remote_layouts read it as gzip
     split_total = sum(lay.size for _fid, lay in cut) + sum(lay.size for lay in ranged_layouts.values())
     return _Plan(captures, sizes, kinds, splits, _bins(whole, sizes, captures, target, parallelism),
                  [f for f in remote if f not in ranged_layouts], rewalked, split_total, volumes, ranged)
+
+
+#: how a gzip'd file is read (the job's captures say it, and the terminal output)
+WHOLE_GZIP = "whole (gzip'd: no random access, one task)"
+
+
+def _how_read(plan: _Plan, file_id: int) -> str:
+    """``byte ranges`` (many tasks), or why one task reads the file whole."""
+    if any(fid == file_id for fid, _s, _l in plan.splits) or (plan.ranged and file_id in plan.ranged.layouts):
+        return "byte ranges"
+    if plan.kinds[file_id] in ("gzip", "remote gzip") or plan.captures[file_id].endswith(".gz"):
+        return WHOLE_GZIP
+    return "whole (no bigger than a split)"
 
 
 def _read_tasks(plan: _Plan, file_id: int) -> dict[str, int]:
@@ -435,8 +462,8 @@ def _read_tasks(plan: _Plan, file_id: int) -> dict[str, int]:
 
 def _remote_layouts(spark: SparkSession, files: list[int], captures: list[str],
                     sizes: list[int]) -> dict[int, FileLayout]:
-    """The remote files bigger than a split that are classic pcap (read by byte ranges), with their
-    layouts from their first bytes, read on the driver."""
+    """The remote files bigger than a split that are classic pcap or pcapng (read by byte ranges),
+    with their layouts from their first bytes, read on the driver."""
     out: dict[int, FileLayout] = {}
     for f in files:
         try:
@@ -445,76 +472,121 @@ def _remote_layouts(spark: SparkSession, files: list[int], captures: list[str],
             raise AnalysisError(str(err)) from None
         except Exception as err:  # py4j: the file system's own error
             raise AnalysisError(f"{captures[f]}: {failure_reason(err)}") from None
-        if lay.kind == "pcap":
+        if lay.kind in ("pcap", "pcapng"):
             out[f] = lay
     return out
 
 
 _PARTITION_BYTES = "spark.sql.files.maxPartitionBytes"
-#: bytes after each remote byte range the scan gets (a record header straddling the end, and the
-#: chain of records a candidate near the end is checked with)
-_SCAN_SEAM = 64 * 1024
+#: Arrow batches of the text source's lines handed to Python: bounded in bytes (a few long lines
+#: must not make a batch too big for Arrow's 32-bit offsets)
+_ARROW_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
+#: settings the job changes for its own queries and puts back when it ends
+_SAVED_CONF = (_PARTITION_BYTES, _ARROW_BYTES)
+#: bytes after each remote byte range its scan gets (a record header straddling the end, or a whole
+#: pcapng block: a longer one leaves the range to the driver's walk)
+_SCAN_SEAM = {"pcap": 64 * 1024, "pcapng": 256 * 1024}
 
 
 def _remote_splits(spark: SparkSession, layouts: dict[int, FileLayout], captures: list[str],
                    target: int) -> tuple[_Ranged, int]:
-    """Remote classic pcap files cut into byte ranges by Spark's own reader, so that many tasks read
-    one file: its text source with lines cut at ``\\n`` splits a file at about ``target`` bytes
-    and hands the raw bytes on (a line cast to binary is the file's bytes; only the ``\\n`` that
-    ended it is dropped, and :func:`analysis.tasks.chunk_bytes` puts it back). A first job (in the
-    JVM only) adds up the bytes of each range, which places every range in its file; the driver
-    reads the few bytes after each range through Hadoop's FileSystem; the scan of each range and
-    the verification of the boundaries are those of local files (``wire.capture.splits``)."""
-    sc = spark.sparkContext
+    """Remote classic pcap and pcapng files cut into byte ranges by Spark's own reader, so that many
+    tasks read one file: its text source with lines cut at ``\\n`` splits a file at about ``target``
+    bytes and hands the raw bytes on (a line cast to binary is the file's bytes; only the ``\\n``
+    that ended it is dropped). The lines cross to Python as Arrow record batches, unpickled
+    (:func:`_arrow_batches`), and are joined there into each range's bytes
+    (:func:`analysis.tasks.joined_lines`), which Spark keeps (memory, then disk) for the jobs
+    after: each range is read from its file system once. A first job places
+    every range in its file (the sum of the lengths before it) and brings the first bytes of each
+    to the driver (the seam the range before needs); the scan of each range and the verification
+    of the boundaries are those of local files (``wire.capture.splits``; a split walked again is
+    read through Hadoop's FileSystem on the driver)."""
     spark.conf.set(_PARTITION_BYTES, str(target))  # until the end of the job (run_job puts it back)
+    spark.conf.set(_ARROW_BYTES, str(64 << 20))
     urls = {f: captures[f] for f in layouts}
     frame = (spark.read.format("text").option("lineSep", "\n").load(list(urls.values()))
              .selectExpr("input_file_name() AS f", "input_file_block_start() AS s",
                          "CAST(value AS BINARY) AS v"))
-    sc.setJobDescription("ranges: where Spark's byte ranges of the remote files lie")
-    lengths = (frame.selectExpr("f", "s", "octet_length(v) + 1 AS n").groupBy("f", "s").sum("n").collect())
+    from pyspark import StorageLevel
+
+    data = _arrow_batches(frame).mapPartitions(
+        lambda messages: tasks.range_bytes(tasks.joined_lines(tasks.line_batches(messages))))
+    data.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return _place_and_scan(spark, data, layouts, urls, target)
+    except BaseException:
+        data.unpersist()
+        raise
+
+
+def _arrow_batches(frame: Any) -> Any:
+    """The rows of ``frame`` as Arrow record batches, each handed to Python as the bytes of one IPC
+    message (an RDD of bytes): Spark's own converter, whose byte arrays reach a Python worker as
+    they are. ``DataFrame.rdd`` would pickle every row, and its binary values as Latin-1 text."""
+    from pyspark import RDD
+    from pyspark.serializers import NoOpSerializer
+
+    return RDD(frame._jdf.toArrowBatchRdd().toJavaRDD(), frame.sparkSession.sparkContext, NoOpSerializer())
+
+
+def _place_and_scan(spark: SparkSession, data: Any, layouts: dict[int, FileLayout], urls: dict[int, str],
+                    target: int) -> tuple[_Ranged, int]:
+    """The jobs of :func:`_remote_splits` over the ranges' bytes (``data``)."""
+    sc = spark.sparkContext
+    head = max(_SCAN_SEAM.values())
+
+    def measure(part: int, ranges: Iterable[tuple[str, int, bytes]]
+                ) -> Iterator[tuple[str, int, int, bytes, int]]:
+        for name, start, got in ranges:
+            yield name, start, len(got), got[:head], part
+
+    sc.setJobDescription("ranges: the remote files' byte ranges read into Python, each placed in its file")
+    lengths = data.mapPartitionsWithIndex(measure).collect()
     ids = {u: f for f, u in urls.items()}
-    per: dict[int, list[tuple[int, str, int]]] = {}
-    for name, start, n in lengths:
-        per.setdefault(_file_id(ids, name), []).append((int(start), name, int(n)))
+    per: dict[int, list[tuple[int, str, int, bytes]]] = {}
+    readers: dict[int, set[int]] = {}
+    for name, start, n, first, part in lengths:
+        f = _file_id(ids, name)
+        per.setdefault(f, []).append((int(start), name, int(n), first))
+        readers.setdefault(f, set()).add(part)
     chunks: dict[tuple[str, int], tasks.Chunk] = {}
     by_file: dict[int, list[tasks.Chunk]] = {}
+    seams: dict[tuple[int, int], bytes] = {}
     for f, blocks in per.items():
         at = 0
-        for k, (start, name, n) in enumerate(sorted(blocks)):
+        heads = []
+        for k, (start, name, n, first) in enumerate(sorted(blocks)):
             c = tasks.Chunk(f, k, at, min(at + n, layouts[f].size))
             chunks[name, start] = c
             by_file.setdefault(f, []).append(c)
+            heads.append(first[:c.end - c.start])
             at += n
         if at not in (layouts[f].size, layouts[f].size + 1):
             raise AnalysisError(f"{urls[f]}: Spark read {at:,} bytes of {layouts[f].size:,} "
                                 "(did the file change?)")
-    seams = {}
-    for f, cs in by_file.items():
-        with RemoteFile(spark, urls[f]) as rf:
-            for c in cs:
-                seams[f, c.index] = rf.pread(c.end, _SCAN_SEAM) if c.end < layouts[f].size else b""
+        seam = _SCAN_SEAM[layouts[f].kind]
+        for k in range(len(heads)):
+            after, j = b"", k + 1
+            while len(after) < seam and j < len(heads):
+                after += heads[j]
+                j += 1
+            seams[f, k] = after[:seam]
     known = sc.broadcast(chunks)
     scan_seams = sc.broadcast(seams)
     lays = sc.broadcast(layouts)
     sc.setJobDescription("scan: record boundaries of the remote byte ranges")
+
+    def scan(item: tuple[str, int, bytes]) -> tuple[int, SplitScan]:
+        c = known.value[item[0], item[1]]
+        return c.file_id, tasks.scan_chunk(c, item[2], scan_seams.value[c.file_id, c.index],
+                                           lays.value[c.file_id])
+
     scans: dict[int, list[SplitScan]] = {}
-    readers: dict[int, set[int]] = {}
-
-    def scan(rows: Iterable[Any]) -> list[tuple[int, SplitScan, int]]:
-        from pyspark import TaskContext
-
-        task = TaskContext.get()
-        part = task.partitionId() if task is not None else -1
-        return [(c.file_id, tasks.scan_chunk(c, data, scan_seams.value[c.file_id, c.index],
-                                             lays.value[c.file_id]), part)
-                for c, data in tasks.chunk_bytes(rows, known.value)]
-
-    for f, got, part in frame.rdd.mapPartitions(scan).collect():
+    for f, got in data.map(scan).collect():
         scans.setdefault(f, []).append(got)
-        readers.setdefault(f, set()).add(part)
     rewalked = 0
     splits: dict[tuple[int, int], tuple[Split, bytes]] = {}
+    states: dict[int, dict[int, bytes]] = {}
     for f, lay in layouts.items():
         with RemoteFile(spark, urls[f]) as rf:
             def rewalk(index: int, first: int, end: int, state: tuple[str, int],
@@ -529,9 +601,27 @@ def _remote_splits(spark: SparkSession, layouts: dict[int, FileLayout], captures
             ends = {c.index: c.end for c in by_file[f]}
             for sp in plan:
                 end = ends[sp.index]
-                splits[f, sp.index] = (sp, rf.pread(end, sp.stop - end) if sp.stop > end else b"")
-    return _Ranged(frame, chunks, layouts, splits, {f: len(r) for f, r in readers.items()}), rewalked
+                after = seams[f, sp.index]
+                rest = (b"" if sp.stop <= end else after[:sp.stop - end] if sp.stop - end <= len(after)
+                        else rf.pread(end, sp.stop - end))
+                splits[f, sp.index] = (sp, rest)
+            if lay.kind == "pcapng":
+                states[f] = _pcapng_state(lay, rf, plan)
+    ranged = _Ranged(data, chunks, layouts, splits, {f: len(r) for f, r in readers.items()}, states)
+    return ranged, rewalked
 
+
+def _pcapng_state(lay: FileLayout, rf: RemoteFile, plan: list[Split]) -> dict[int, bytes]:
+    """The bytes a pcapng split's reader needs besides its range, by offset: the file's first
+    section header and the section headers and interface descriptions its splits replay."""
+    out = {0: rf.pread(0, lay.data_start)}
+    endian = lay.endian
+    for at in sorted({b for sp in plan for b in sp.replay}):
+        h = rf.pread(at, 12)
+        if h[:4] == b"\x0a\x0d\x0d\x0a":
+            endian = "<" if h[8:12] == b"\x4d\x3c\x2b\x1a" else ">"
+        out[at] = rf.pread(at, int.from_bytes(h[4:8], "little" if endian == "<" else "big"))
+    return out
 
 
 def _bins(files: list[int], sizes: list[int], captures: list[str], target: int,
@@ -576,19 +666,22 @@ def _remote_units(spark: SparkSession, plan: _Plan, first_unit: int, roles: Port
 
 
 def _carried(spark: SparkSession, ranged: _Ranged, nparts: int) -> Any:
-    """Map side for the remote byte ranges: each range's records, with their bytes, per flow partition."""
+    """Map side for the remote byte ranges: each range's records, with their bytes, per flow partition
+    (the ranges' bytes as the first job kept them)."""
     sc = spark.sparkContext
     known = sc.broadcast(ranged.chunks)
     splits = sc.broadcast(ranged.splits)
     lays = sc.broadcast(ranged.layouts)
+    states = sc.broadcast(ranged.states)
 
-    def carry(rows: Iterable[Any]) -> Iterator[Any]:
-        for c, data in tasks.chunk_bytes(rows, known.value):
-            got = splits.value.get((c.file_id, c.index))
-            if got is not None:
-                yield from tasks.carry_split(c, data, got[1], got[0], lays.value[c.file_id], nparts)
+    def carry(item: tuple[str, int, bytes]) -> Iterator[Any]:
+        c = known.value[item[0], item[1]]
+        got = splits.value.get((c.file_id, c.index))
+        if got is not None:
+            yield from tasks.carry_split(c, item[2], got[1], got[0], lays.value[c.file_id], nparts,
+                                         states.value.get(c.file_id))
 
-    return ranged.frame.rdd.mapPartitions(carry)
+    return ranged.data.flatMap(carry)
 
 
 def _file_id(ids: dict[str, int], url: str) -> int:

@@ -36,6 +36,8 @@ ranking (:mod:`analysis.job`).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import struct
@@ -49,8 +51,8 @@ from typing import Any, BinaryIO, cast
 from wire.capture import CaptureDecoder, CommandRow, HaRow, PacketError, PortRoles, ProblemRow, parse_packet
 from wire.capture.fields import code_name, command_type, plain, row_fields
 from wire.capture.hotpath import decode_classic, fixed_link_header
-from wire.capture.records import MAX_RECORD_LENGTH, CaptureFileError, CaptureSource
-from wire.capture.splits import ByteRange, FileLayout, Split, SplitScan, scan_split, split_records
+from wire.capture.records import MAX_RECORD_LENGTH, CaptureFileError, CaptureSource, CountingReader
+from wire.capture.splits import UNKNOWN, ByteRange, FileLayout, Split, SplitScan, scan_split, split_records
 from wire.codes import SerializeType, version_name
 from wire.errors import DecodeError
 from wire.message import decode_batch, decode_messages, decode_properties
@@ -191,12 +193,13 @@ def flow_key(linktype: int, data: bytes | memoryview, at: int, length: int, file
     return zlib.crc32(a + b if a <= b else b + a, file_id)
 
 
-def _pcap_keyed(layout: FileLayout, first: int, stop: int, number: int,
-                file_id: int) -> Iterator[tuple[int, float, int | None, int, int]]:
+def _pcap_keyed(layout: FileLayout, first: int, stop: int, number: int, file_id: int,
+                held: tuple[int, bytes] | None = None) -> Iterator[tuple[int, float, int | None, int, int]]:
     """The records of a classic pcap byte range from a record boundary, walked in a read window (as
     ClassicPcap does): (number, ts, flow key, data offset, data length). The common record (IPv4
     without options or fragments, TCP, on a fixed-size link header) is keyed inline, exactly as
-    :func:`flow_key` keys it; any other goes through that function."""
+    :func:`flow_key` keys it; any other goes through that function. ``held``: (file offset,
+    bytes) that hold the whole range, read instead of the file (a remote file's range)."""
     header = struct.Struct(layout.endian + "IIII").unpack_from
     scale = layout.scale
     linktype = layout.linktype
@@ -204,11 +207,14 @@ def _pcap_keyed(layout: FileLayout, first: int, stop: int, number: int,
     ip_off, et_off = link if link is not None else (-1, -1)
     min_len = ip_off + 40
     crc = zlib.crc32
-    with open(layout.path, "rb", buffering=0) as f:
+    with open(layout.path, "rb", buffering=0) if held is None else contextlib.nullcontext(None) as f:
         pos = first
-        f.seek(pos)
-        buf = f.read(_WINDOW)
-        base = pos
+        if f is None:
+            assert held is not None
+            base, buf = held
+        else:
+            buf = os.pread(f.fileno(), _WINDOW, pos)
+            base = pos
         while pos < stop:
             o = pos - base
             if o + 16 <= len(buf):
@@ -232,8 +238,8 @@ def _pcap_keyed(layout: FileLayout, first: int, stop: int, number: int,
                     yield number, sec + frac * scale, key, pos + 16, incl
                     pos = pos + 16 + incl
                     continue
-            f.seek(pos)
-            more = f.read(max(_WINDOW, 16 + (incl if o + 16 <= len(buf) else 0)))
+            want = max(_WINDOW, 16 + (incl if o + 16 <= len(buf) else 0))
+            more = buf[o:o + want] if f is None else os.pread(f.fileno(), want, pos)
             if len(more) < 16 or (o + 16 <= len(buf) and len(more) < 16 + incl):
                 what = "header" if len(more) < 16 else "data"
                 raise CaptureFileError(f"record {what} cut short before the end of the file",
@@ -904,75 +910,156 @@ class Carried:
         return (Carried, (self.index, self.data))
 
 
-def chunk_bytes(rows: Iterable[Any], chunks: dict[tuple[str, int], Chunk]) -> Iterator[tuple[Chunk, bytes]]:
-    """Rows ``(file name, block start, line)`` of Spark's text source (lines cut at ``\\n``, which
-    they lose), in the order of one partition → each byte range and its bytes, exactly as in the
-    file: the lines joined with ``\\n`` again (the range's length drops the one a file that does
-    not end in ``\\n`` never had)."""
+def line_batches(messages: Iterable[bytes]) -> Iterator[Any]:
+    """Arrow record batches of Spark's text-source rows ``(f: file name, s: range start, v: a line)``
+    from the bytes of their IPC messages (Spark's ``toArrowBatchRdd``)."""
+    import pyarrow as pa
+
+    schema = pa.schema([("f", pa.string()), ("s", pa.int64()), ("v", pa.binary())])
+    for message in messages:
+        yield pa.ipc.read_record_batch(pa.py_buffer(message), schema)
+
+
+def joined_lines(batches: Iterable[Any]) -> Iterator[tuple[str, int, bytes]]:
+    """Arrow batches of Spark's text-source rows ``(f: file name, s: range start, v: a line)``, lines
+    cut at ``\\n`` (which they lose) → per batch, ``(file name, range start, piece)`` for each byte
+    range in it, its lines joined with ``\\n`` again (Arrow's own join: no Python object per
+    line); :func:`range_bytes` puts the pieces of a range together."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    newline = pa.scalar(b"\n", pa.binary())
+    for batch in batches:
+        n = batch.num_rows
+        if not n:
+            continue
+        names, starts, lines = batch.column(0), batch.column(1), batch.column(2)
+        cuts = [0]
+        if names[0].as_py() != names[n - 1].as_py() or starts[0].as_py() != starts[n - 1].as_py():
+            f, b = names.to_pylist(), starts.to_pylist()
+            cuts += [i for i in range(1, n) if b[i] != b[i - 1] or f[i] != f[i - 1]]
+        firsts = pa.array(cuts, pa.int32())
+        cuts.append(n)
+        joined = pc.binary_join(pa.ListArray.from_arrays(pa.array(cuts, pa.int32()), lines), newline)
+        yield from zip(names.take(firsts).to_pylist(), starts.take(firsts).to_pylist(), joined.to_pylist(),
+                       strict=True)
+
+
+def range_bytes(rows: Iterable[tuple[str, int, bytes]]) -> Iterator[tuple[str, int, bytes]]:
+    """Pieces ``(file name, range start, lines)`` of :func:`joined_lines`, in the order of one partition
+    → ``(file name, range start, bytes)`` of each byte range, exactly as in the file: its pieces
+    joined with the ``\\n`` that ended each (a file that does not end in ``\\n`` gets one byte
+    too many at its end; the range's length, :class:`Chunk`, drops it)."""
     current: tuple[str, int] | None = None
-    lines: list[bytes] = []
-    for name, start, line in rows:
+    pieces: list[bytes] = []
+    for name, start, piece in rows:
         key = (name, start)
         if key != current:
             if current is not None:
-                yield _joined(chunks[current], lines)
+                yield current[0], current[1], b"\n".join(pieces) + b"\n"
             current = key
-            lines = []
-        lines.append(bytes(line))
+            pieces = []
+        pieces.append(piece)
     if current is not None:
-        yield _joined(chunks[current], lines)
+        yield current[0], current[1], b"\n".join(pieces) + b"\n"
 
 
-def _joined(chunk: Chunk, lines: list[bytes]) -> tuple[Chunk, bytes]:
-    lines.append(b"")
-    data = b"\n".join(lines)
-    return chunk, data[:chunk.end - chunk.start]
+class Pieces(io.RawIOBase):
+    """Bytes of a file at a few offsets, held in memory and read as the file is (seek, read): a read
+    where nothing is held returns nothing, as at the end of a file. For a pcapng byte range read
+    with the blocks before it that its reader needs (the section header, interface descriptions)."""
+
+    def __init__(self, pieces: dict[int, bytes]) -> None:
+        super().__init__()
+        self.pieces = sorted(pieces.items())
+        self.pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.pos = offset + (self.pos if whence == 1 else 0)
+        return self.pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def read(self, n: int = -1) -> bytes:
+        for at, data in self.pieces:
+            if at <= self.pos < at + len(data):
+                o = self.pos - at
+                out = data[o:] if n is None or n < 0 else data[o:o + n]
+                self.pos += len(out)
+                return out
+        return b""
 
 
 def scan_chunk(chunk: Chunk, data: bytes, seam: bytes, layout: FileLayout) -> SplitScan:
     """The scan of a remote byte range (:func:`wire.capture.splits.scan_split`) from its bytes and
-    the first bytes after it (``seam``: the last record header may straddle the end)."""
-    source = cast(BinaryIO, ByteRange(chunk.start, data + seam))
-    return scan_split(layout, chunk.index, chunk.start, chunk.end, source=source)
+    the first bytes after it (``seam``: the last record header may straddle the end; a pcapng
+    block longer than the seam leaves the range without a candidate, and the driver walks it)."""
+    source = cast(BinaryIO, ByteRange(chunk.start, data[:chunk.end - chunk.start] + seam))
+    try:
+        return scan_split(layout, chunk.index, chunk.start, chunk.end, source=source)
+    except CaptureFileError:
+        # bytes this task does not hold (or damage, which the driver's walk reports with its place)
+        state = (layout.endian, 0 if chunk.start <= layout.data_start else UNKNOWN)
+        return SplitScan(chunk.index, chunk.start, chunk.end, None, chunk.end, state_start=state,
+                         state_end=state)
 
 
-def carry_split(chunk: Chunk, data: bytes, seam: bytes, split: Split, layout: FileLayout, partitions: int
-                ) -> Iterator[tuple[int, tuple[int, int, Carried]]]:
+def carry_split(chunk: Chunk, data: bytes, seam: bytes, split: Split, layout: FileLayout, partitions: int,
+                state: dict[int, bytes] | None = None) -> Iterator[tuple[int, tuple[int, int, Carried]]]:
     """Map side for a remote byte range: its resolved split's records (``seam``: the bytes after the
     range up to the split's end) per flow partition, with their bytes, as :func:`index_split`
-    gives the index of a local one."""
+    gives the index of a local one. pcapng: ``state`` holds the file's bytes before its first
+    block and the state blocks the split replays, by offset."""
+    data = data[:chunk.end - chunk.start]
+    if layout.kind == "pcapng":
+        yield from _carry_pcapng(chunk, data + seam, split, layout, partitions, state or {})
+        return
     buf = data + seam
     base = chunk.start
-    header = struct.Struct(layout.endian + "IIII").unpack_from
-    scale = layout.scale
     link = layout.linktype
     file_id = chunk.file_id
     index = [Index() for _ in range(partitions)]
     parts: list[list[bytes]] = [[] for _ in range(partitions)]
     sizes = [0] * partitions
-    pos = split.first
-    number = split.number
-    while pos < split.stop:
-        o = pos - base
-        if o + 16 > len(buf):
-            raise CaptureFileError("record header cut short before the end of the file", path=layout.path,
-                                   record=number + 1, offset=pos, field="record header")
-        sec, frac, incl, _orig = header(buf, o)
-        if incl > MAX_RECORD_LENGTH or o + 16 + incl > len(buf):
-            why = (f"record length {incl} exceeds {MAX_RECORD_LENGTH}: the file is damaged"
-                   if incl > MAX_RECORD_LENGTH else "record data cut short before the end of the file")
-            raise CaptureFileError(why, path=layout.path, record=number + 1, offset=pos, field="incl_len")
-        number += 1
-        key = flow_key(link, buf, o + 16, incl, file_id)
+    for number, ts, key, at, length in _pcap_keyed(layout, split.first, split.stop, split.number, file_id,
+                                                   (base, buf)):
         if key is not None:
             p = _partition(key, number, {}, partitions)
-            index[p].add(number, sec + frac * scale, link, sizes[p], incl)
-            parts[p].append(buf[o + 16:o + 16 + incl])
-            sizes[p] += incl
-        pos += 16 + incl
+            index[p].add(number, ts, link, sizes[p], length)
+            parts[p].append(buf[at - base:at - base + length])
+            sizes[p] += length
     for p in range(partitions):
         if index[p]:
             yield p, (file_id, chunk.index, Carried(index[p], b"".join(parts[p])))
+
+
+def _carry_pcapng(chunk: Chunk, buf: bytes, split: Split, layout: FileLayout, partitions: int,
+                  state: dict[int, bytes]) -> Iterator[tuple[int, tuple[int, int, Carried]]]:
+    from wire.capture._scapy_io import pcapng_records
+
+    index = [Index() for _ in range(partitions)]
+    parts: list[list[bytes]] = [[] for _ in range(partitions)]
+    sizes = [0] * partitions
+    reader = CountingReader(cast(BinaryIO, Pieces({**state, chunk.start: buf})))
+    magic = reader.read(4)
+    for number, ts, linktype, data in pcapng_records(reader, layout.path, magic, number=split.number,
+                                                     replay=split.replay, start=split.first, stop=split.stop):
+        key = flow_key(linktype, data, 0, len(data), chunk.file_id)
+        if key is not None:
+            p = _partition(key, number, {}, partitions)
+            index[p].add(number, ts, linktype, sizes[p], len(data))
+            parts[p].append(data)
+            sizes[p] += len(data)
+    for p in range(partitions):
+        if index[p]:
+            yield p, (chunk.file_id, chunk.index, Carried(index[p], b"".join(parts[p])))
 
 
 def decode_whole(unit: int, files: Iterable[WholeFile], captures: list[str], roles: PortRoles, raw_dir: str,
@@ -1054,5 +1141,6 @@ def finish_unit(unit: int, raw_dir: str, out: str, streams: dict[int, int],
     return counts
 
 
-__all__ += ["Carried", "Chunk", "carry_split", "chunk_bytes", "decode_whole", "indexed_records", "scan_chunk",
+__all__ += ["Carried", "Chunk", "Pieces", "carry_split", "decode_whole", "indexed_records", "joined_lines",
+            "line_batches", "range_bytes", "scan_chunk",
             "split_records"]

@@ -145,6 +145,10 @@ def _render(out: Output, r: dict[str, Any]) -> None:
         markup=False,
         highlight=False,
     )
+    whole = [c["path"] for c in r.get("captures", []) if str(c.get("read", "")).startswith("whole (gzip")]
+    if whole:
+        console.print(f"read whole by one task each (gzip'd: no random access to cut them into byte ranges): "
+                      f"{', '.join(whole)}", markup=False, highlight=False)
 
     def table(title: str, cols: list[str], data: list[dict[str, Any]], limit: int = 15) -> None:
         if not data:
