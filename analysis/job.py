@@ -12,12 +12,12 @@ Jobs (each shown by :mod:`analysis.progress` under its description):
    records per flow partition (:func:`analysis.tasks.index_split`); only these indexes are
    shuffled. Reduce: each flow partition reads its records from the files by offset, in capture
    order, and decodes them with ``wire.capture``'s decoder (:func:`analysis.tasks.decode_unit`).
-   Beside them in the same stage, files no bigger than a split (and gzip files, and gzip'd or
-   pcapng files read through Spark's file systems) are decoded whole, several small ones per task.
-   Classic pcap files bigger than a split read through Spark's file systems take the same
-   shuffle, cut into byte ranges by Spark's own reader: their scan is a job over those ranges,
-   and their map side sends the records' bytes with the index, since no executor can read such
-   a file by offset (:func:`_remote_splits`). Every unit writes
+   Beside them in the same stage, files no bigger than a split and gzip'd files (no random
+   access: one task reads each) are decoded whole, several small ones per task. Classic pcap and
+   pcapng files bigger than a split read through Spark's file systems take the same shuffle,
+   cut into byte ranges by Spark's own reader and read into Python once: their scan is a job over
+   those ranges, and their map side sends the records' bytes with the index, since no executor
+   can read such a file by offset (:func:`_remote_splits`). Every unit writes
    its rows as Arrow files and returns a small report (row counts, connections, Java versions).
 3. **decode again** (rare) — a flow partition that named an HA variant from fewer Java versions
    than the whole capture had shown is decoded again with the file's version timeline (the

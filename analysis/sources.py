@@ -5,10 +5,11 @@ A local path (or ``file://`` URL) is read by the executors themselves, by byte r
 one big file is decoded by many tasks at once; on a cluster it must be a path every worker
 mounts. Any other URL (``hdfs://``, ``s3a://``, ``viewfs://``, ``abfs://``, ... whatever file
 systems the Spark installation has) is listed on the driver through Hadoop's ``FileSystem`` (the
-JVM gateway) and read by Spark itself, since a Python worker cannot open it: a classic pcap file
-bigger than a split by byte ranges, many tasks per file (:func:`analysis.job._remote_splits`);
-gzip'd and pcapng files, and small ones, whole (``binaryFiles``; below 2 GiB, a Java array). The
-driver reads the few bytes it needs itself (:class:`RemoteFile`).
+JVM gateway) and read by Spark itself, since a Python worker cannot open it: a classic pcap or
+pcapng file bigger than a split by byte ranges, many tasks per file, whatever its size
+(:func:`analysis.job._remote_splits`); gzip'd files (no random access) and small ones whole
+(``binaryFiles``; below 2 GiB, a Java array: a bigger gzip'd file is refused before any work).
+The driver reads the few bytes it needs itself (:class:`RemoteFile`).
 """
 
 from __future__ import annotations
