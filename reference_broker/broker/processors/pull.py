@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,7 @@ from ...store import GetStatus, MessageToStore, MessageViews, PutResult
 from .. import constants as C
 from ..filters import selector_of
 from ..props import java_properties_text
-from .common import BrokerHandler, SlowPath, fast_int, fast_long, peer_addr
+from .common import BrokerHandler, peer_addr
 
 if TYPE_CHECKING:
     from ..broker import Broker
@@ -109,20 +110,18 @@ def parse_pull_header(req: RemotingCommand) -> PullHeader:
     """The pull header; :class:`wire.DecodeError` as the typed header gives it when malformed."""
     ext = req.ext_fields
     try:
-        return PullHeader(
-            ext["consumerGroup"],
-            ext["topic"],
-            fast_int(ext["queueId"]),
-            fast_long(ext["queueOffset"]),
-            fast_int(ext["maxMsgNums"]),
-            fast_int(ext["sysFlag"]),
-            fast_long(ext["commitOffset"]),
-            fast_long(ext["suspendTimeoutMillis"]),
-            ext.get("subscription"),
-            fast_long(ext["subVersion"]),
-            ext.get("expressionType"),
-        )
-    except (KeyError, SlowPath):
+        qid, off, nums, flag = ext["queueId"], ext["queueOffset"], ext["maxMsgNums"], ext["sysFlag"]
+        commit, suspend, version = ext["commitOffset"], ext["suspendTimeoutMillis"], ext["subVersion"]
+        # the numbers as the processors' fast_int and fast_long are read (plain non-negative decimals that
+        # fit), checked together; anything else is the typed header's to read or refuse
+        digits = qid + off + nums + flag + commit + suspend + version
+        if (digits.isdigit() and digits.isascii() and 0 < len(qid) <= 9 and 0 < len(nums) <= 9
+                and 0 < len(flag) <= 9 and 0 < len(off) <= 18 and 0 < len(commit) <= 18
+                and 0 < len(suspend) <= 18 and 0 < len(version) <= 18):
+            return PullHeader(ext["consumerGroup"], ext["topic"], int(qid), int(off), int(nums), int(flag),
+                              int(commit), int(suspend), ext.get("subscription"), int(version),
+                              ext.get("expressionType"))
+    except KeyError:
         pass
     t = PullMessageRequestHeader.from_ext(ext)
     return PullHeader(
@@ -374,8 +373,9 @@ def _found(broker: Broker, req: RemotingCommand, h: PullHeader, group_broker_id:
     group = h.consumer_group
     topic = h.topic
     n = found.count
-    broker.group_stats.record(group, topic, n)
-    broker.stats.record("GROUP_GET_NUMS", f"{topic}@{group}", n)
+    now = time.time_ns() // 1_000_000
+    broker.group_stats.record(group, topic, n, now)
+    broker.stats.record("GROUP_GET_NUMS", f"{topic}@{group}", n, now)
     head = found_head(req, suggest, found.next_begin_offset, found.min_offset, found.max_offset, found.size)
     _commit(broker, h, True)
     return Gathered(head, found.parts, len(head) + found.size)
