@@ -14,7 +14,9 @@ for its group commit. Cases: ASYNC_FLUSH with 1 and 64 producers, the
 first also without the index (``messageIndexEnable=false``) to show its share, and SYNC_FLUSH
 (group commit) with 1, 16 and 64 producers. After the ASYNC_FLUSH cases the same store serves
 pulls: every queue read from offset 0 by ``get_messages`` of 32 messages, each answer joined into
-one PULL body as the broker does.
+one PULL body as the careful path of the broker does; then again by ``get_message_views``, the
+records as views of the mapped CommitLog, as the broker's pulls without a filter take them (the
+view path: nothing joined, the views are what the connection writes).
 
 In the same run the very same record bytes (read back from the store's CommitLog) go through
 plain file I/O, the baseline of each row:
@@ -61,6 +63,8 @@ class Run:
     puts: float
     syncs: int
     pulls: float | None
+    #: the same pulls through get_message_views (the view path)
+    views: float | None
     records: list[tuple[int, int, bytes]]  # (queue id, queue offset, record bytes)
 
 
@@ -86,7 +90,7 @@ async def _store_run(root: Path, mode: str, n: int, body: bytes, conc: int, inde
         await asyncio.gather(*(producer(w) for w in range(conc)))
         puts = (n // conc * conc) / (time.perf_counter() - t)
         syncs = s.flush_count
-        pulls = None
+        pulls = views = None
         if pull:
             count = 0
             t = time.perf_counter()
@@ -100,7 +104,15 @@ async def _store_run(root: Path, mode: str, n: int, body: bytes, conc: int, inde
                     count += got.message_count
                     offset = got.next_begin_offset
             pulls = count / (time.perf_counter() - t)
-    return Run(puts, syncs, pulls, _records(cfg.commitlog_dir))
+            count = 0
+            t = time.perf_counter()
+            for q in range(QUEUES):
+                offset = 0
+                while (found := s.get_message_views(TOPIC, q, offset, PULL_BATCH)) is not None:
+                    count += found.count
+                    offset = found.next_begin_offset
+            views = count / (time.perf_counter() - t)
+    return Run(puts, syncs, pulls, views, _records(cfg.commitlog_dir))
 
 
 def _records(commitlog_dir: Path) -> list[tuple[int, int, bytes]]:
@@ -171,7 +183,7 @@ def main() -> None:
             n = args.messages if mode == "ASYNC_FLUSH" or conc > 1 else max(1, args.messages // 10)
             sync_every = conc if mode == "SYNC_FLUSH" else None
             pull = mode == "ASYNC_FLUSH"
-            puts, plain_puts, pulls, plain_pulls, syncs = [], [], [], [], []
+            puts, plain_puts, pulls, views, plain_pulls, syncs = [], [], [], [], [], []
             for rep in range(args.repeat):
                 root = base / f"case{k}.{rep}"
                 run = asyncio.run(_store_run(root, mode, n, body, conc, index, pull))
@@ -179,8 +191,9 @@ def main() -> None:
                 plain_puts.append(_plain_puts(plain, run.records, sync_every))
                 puts.append(run.puts)
                 syncs.append(run.syncs)
-                if run.pulls is not None:
+                if run.pulls is not None and run.views is not None:
                     pulls.append(run.pulls)
+                    views.append(run.views)
                     plain_pulls.append(_plain_pulls(plain, run.records))
                 shutil.rmtree(root, ignore_errors=True)
                 plain.unlink()
@@ -189,6 +202,8 @@ def main() -> None:
                        str(int(statistics.median(syncs)))), flush=True)
             if pulls:
                 print(_row(f"pull {name}", "msgs/s", statistics.median(pulls),
+                           statistics.median(plain_pulls)), flush=True)
+                print(_row(f"pull {name} views", "msgs/s", statistics.median(views),
                            statistics.median(plain_pulls)), flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
