@@ -304,6 +304,7 @@ class RemotingConnection(asyncio.Protocol):
         self._later = 0  # answers due from Later callbacks
         self._can_write: asyncio.Event | None = None
         self._out: list[bytes | memoryview] = []
+        #: the bytes in ``_out``, exactly (a gather write tells a partial write by it)
         self._out_size = 0
         #: ``_out`` holds lent buffers (a :class:`Gathered` answer's parts): they are written
         #: before the dispatch that produced them returns, never left with the transport
@@ -673,7 +674,7 @@ class RemotingConnection(asyncio.Protocol):
                 pass
             except OSError:
                 pass  # the transport meets the error with what is left, and closes the connection
-            if sent >= size:
+            if sent == size or (sent and sent == sum(map(len, out))):
                 return
         if sent:
             rest: list[bytes | memoryview] = []
