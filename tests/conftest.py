@@ -4,8 +4,11 @@
 ``../shared`` (beside the checkout) holds the RocketMQ protocol notes and the real captures. CI has
 it; on a fresh clone without it, the tests that need it skip with a reason.
 
-Slow scenario tests (marked ``slow``) read the ``soak`` fixture for their repetitions and sizes:
-``pytest --soak N`` scales them; the default, 1, is the bounded sample CI runs.
+The long runs are marked ``soak``. By default (``MQCTL_SOAK`` unset or 0: what CI runs) each of
+them runs a bounded, deterministic sample and says what it left out (the ``ci_sample`` fixture); the
+end of the run lists those and the one command that runs everything: ``MQCTL_SOAK=1 scripts/test``
+(or ``pytest --soak 1``). ``--soak N`` (``MQCTL_SOAK=N``) runs everything in full and scales the
+repeated scenarios N times (repetitions, data size: the ``soak`` fixture, ``MQCTL_SOAK_RUNS``).
 """
 
 from __future__ import annotations
@@ -33,21 +36,80 @@ FIXTURES = ROOT / "fixtures"
 pytest_plugins = ["tests.javakit"]
 
 
+#: the command that runs every test in full (scripts/test prints it too)
+FULL_RUN = "MQCTL_SOAK=1 scripts/test"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--soak", type=int, default=1, metavar="N",
-        help="scale of the slow scenario tests (repetitions, data size): 1, the default and what CI "
-             "runs, is one quick round of each; N runs N rounds or N times the data (the long runs "
-             "whose figures go in the notes)")
+        "--soak", type=int, default=None, metavar="N",
+        help="0 (the default, what CI runs; MQCTL_SOAK sets it): the tests marked soak run a bounded "
+             "sample and the run lists what they left out; N >= 1: every test in full, the repeated "
+             "scenarios N times (repetitions, data size: the long runs whose figures go in the notes)")
+
+
+def soak_level(config: pytest.Config) -> int:
+    """``--soak`` (else ``MQCTL_SOAK``, else 0): 0 is the CI sample, N >= 1 everything in full."""
+    n = config.getoption("--soak")
+    if n is None:
+        n = int(os.environ.get("MQCTL_SOAK", "0") or 0)
+    if n < 0:
+        raise pytest.UsageError("--soak (MQCTL_SOAK) must be 0 (the CI sample) or N >= 1 (everything, N times)")
+    return int(n)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    n = soak_level(config)
+    if n >= 1:
+        # the modules that parametrize their repetitions read it at collection
+        os.environ.setdefault("MQCTL_SOAK_RUNS", str(n))
 
 
 @pytest.fixture(scope="session")
 def soak(request: pytest.FixtureRequest) -> int:
-    """The ``--soak`` scale (>= 1) that slow scenario tests read for their repetitions and sizes."""
-    n = int(request.config.getoption("--soak"))
-    if n < 1:
-        raise pytest.UsageError("--soak must be at least 1")
-    return n
+    """The scale (>= 1) that slow scenario tests read for their repetitions and sizes: 1 in the CI
+    sample and with ``--soak 1``, N with ``--soak N``."""
+    return max(1, soak_level(request.config))
+
+
+class CiSample:
+    """What a ``soak`` test runs: everything (:attr:`full`) or its bounded CI sample, whose
+    left-out parts it names with :meth:`left_out` (listed at the end of the run)."""
+
+    def __init__(self, full: bool, nodeid: str) -> None:
+        self.full = full
+        self.nodeid = nodeid
+
+    def left_out(self, what: str) -> None:
+        """Note what the CI sample leaves out of this test (only in the sample; never in full)."""
+        assert not self.full, "a full run leaves nothing out"
+        _LEFT_OUT.append((self.nodeid, what))
+
+
+_LEFT_OUT: list[tuple[str, str]] = []
+
+
+@pytest.fixture
+def ci_sample(request: pytest.FixtureRequest) -> CiSample:
+    """See :class:`CiSample`; only for tests marked ``soak``."""
+    if request.node.get_closest_marker("soak") is None:
+        raise pytest.UsageError(f"{request.node.nodeid} uses ci_sample: mark it soak")
+    return CiSample(soak_level(request.config) >= 1, request.node.nodeid)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
+                            config: pytest.Config) -> None:
+    """The CI sample's report: what the soak tests that ran left out, and how to run everything."""
+    if soak_level(config) >= 1:
+        terminalreporter.write_sep("=", f"full run (--soak {soak_level(config)}): nothing left out")
+        return
+    if not _LEFT_OUT:
+        return
+    terminalreporter.write_sep("=", "CI sample: what the soak tests left out (they ran the rest)")
+    for nodeid, what in _LEFT_OUT:
+        terminalreporter.write_line(f"{nodeid}: {what}")
+    terminalreporter.write_line(f"everything, in full: {FULL_RUN}  (or: pytest --soak 1 ...)")
 
 
 def shared_path(*parts: str) -> Path:
