@@ -36,6 +36,33 @@ def spark() -> Iterator[Any]:
     session = build_session(default_conf("local[2]", shuffle_partitions=4, app_name="mqctl tests"))
     yield session
     session.stop()
+    stop_gateway()
+
+
+def stop_gateway() -> None:
+    """Stop the JVM pyspark launched for this process (the Py4J gateway, which the Spark driver ran
+    in): ``SparkSession.stop()`` leaves it running until the process exits, and a test session
+    stops every process it starts. It exits at the end of its stdin; killed after 30 s."""
+    import subprocess
+
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    proc = getattr(gateway, "proc", None)
+    gateway.shutdown()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    if proc is None:
+        return
+    if proc.stdin is not None:
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def all_captures() -> list[Path]:
