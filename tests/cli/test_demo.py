@@ -1,5 +1,9 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
-"""``scripts/demo`` leaves nothing behind, and a failure is one error line (issue 15 items 14, 29)."""
+"""``scripts/demo`` leaves nothing behind, and a failure is one error line (issue 15 items 14, 29).
+
+The CI sample (the default; ``MQCTL_SOAK=1`` runs the demo whole) leaves out of the demo's
+conformance grading the cases that wait seconds by design (tests/conformance/test_targets.WAITS,
+graded on the reference targets in every run)."""
 
 from __future__ import annotations
 
@@ -10,23 +14,32 @@ from pathlib import Path
 
 import pytest
 
+from tests.conformance.test_targets import WAITS
+from tests.conftest import CiSample
+
 from .test_e2e import ROOT, _free_base, free_port
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 
-def _demo(tmp_path: Path, ns_port: int, broker_port: int) -> subprocess.CompletedProcess[str]:
+def _demo(tmp_path: Path, ns_port: int, broker_port: int,
+          ci_sample: CiSample | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TMPDIR": str(tmp_path), "MQCTL_DEMO_NAMESRV_PORT": str(ns_port),
            "MQCTL_DEMO_BROKER_PORT": str(broker_port), "MQCTL_CONFIG": os.devnull}
     env.pop("MQCTL_DEMO_DIR", None)
+    env.pop("MQCTL_DEMO_CONFORMANCE_SKIP", None)
+    if ci_sample is not None and not ci_sample.full:
+        env["MQCTL_DEMO_CONFORMANCE_SKIP"] = ",".join(w + "*" if w.endswith("-") else w for w in WAITS)
+        ci_sample.left_out(f"the demo's conformance grading leaves out the cases that wait seconds by design "
+                           f"(graded on the reference targets by test_targets): {env['MQCTL_DEMO_CONFORMANCE_SKIP']}")
     env.pop("NAMESRV_ADDR", None)
     return subprocess.run([str(ROOT / "scripts" / "demo")], capture_output=True, text=True, env=env, timeout=600,
                           cwd=ROOT)
 
 
-def test_the_demo_cleans_up_after_itself(tmp_path):
+def test_the_demo_cleans_up_after_itself(tmp_path, ci_sample):
     ns_port, base = _free_base()
-    r = _demo(tmp_path, ns_port, base)
+    r = _demo(tmp_path, ns_port, base, ci_sample)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "error:" not in r.stderr
     assert list(tmp_path.iterdir()) == [], "the demo left its temporary directory behind"
