@@ -37,6 +37,10 @@ Scenario IDs are ``<master>><slave>/<scenario>``, the master and slave being ``o
 The matrix fails closed: ``test_every_scenario_passed`` (the last test here) fails unless every ID
 above ran and passed in this session; the Java side is ``../shared/javakit`` (the module skips with
 the reason when it or ``java`` is absent).
+
+The CI sample (the default; ``MQCTL_SOAK=1`` runs every ID) leaves out ``java>java/sync-flush-reference``:
+the all-Java pair's answers to the sync steps with SYNC_FLUSH are the ones it gives with ASYNC_FLUSH
+(``java>java/sync-reference``, which runs), :data:`EXPECTED_SYNC`, which the pairings are held to.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from typing import Any
 import pytest
 
 from tests.broker.helpers import pull_request, send_request
+from tests.conftest import CiSample
 from tests.ha.servers import OurServers
 from tests.javakit import JavaServers, javakit_missing
 from wire import RemotingCommand, ResponseCode
@@ -60,7 +65,7 @@ from wire.aio import connect
 from wire.bodies import KVTable, TopicConfigSerializeWrapper
 from wire.message import decode_messages
 
-pytestmark = pytest.mark.skipif(javakit_missing() is not None, reason=javakit_missing() or "")
+pytestmark = [pytest.mark.skipif(javakit_missing() is not None, reason=javakit_missing() or ""), pytest.mark.soak]
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -74,6 +79,8 @@ SCENARIOS = {
     "java>java": ("sync-reference", "sync-flush-reference"),
 }
 ALL_IDS = [f"{d}/{s}" for d, ss in SCENARIOS.items() for s in ss]
+#: the IDs the CI sample leaves out (see the module docstring)
+SAMPLED_OUT = ("java>java/sync-flush-reference",)
 #: scenario id -> "passed" or the failure
 RESULTS: dict[str, str] = {}
 #: the answers of the all-Java pair to the sync-baseline steps
@@ -334,9 +341,11 @@ def reconnect(pair: Pair) -> None:
     before = pair.caught_up()
     closes = housekeeping_closes(pair.master)
     pair.slave.freeze()
-    time.sleep(HOUSEKEEPING_S + 3)  # past the master's housekeeping: it closes the connection
-    pair.slave.thaw()
-    wait_for(lambda: housekeeping_closes(pair.master) > closes, "the master's housekeeping close", 10)
+    try:  # until the master's housekeeping closes the silent connection
+        wait_for(lambda: housekeeping_closes(pair.master) > closes, "the master's housekeeping close",
+                 HOUSEKEEPING_S + 15, step=0.25)
+    finally:
+        pair.slave.thaw()
     pair.sends(50)
     after = pair.caught_up()
     assert after > before
@@ -453,7 +462,11 @@ def sync_baseline(pair: Pair, flush: str) -> None:
 
 
 @pytest.mark.parametrize("flush", list(SYNC_SCENARIOS))
-def test_java_pair_sync_reference(flush: str, java_servers: JavaServers, java_ns: Any) -> None:
+def test_java_pair_sync_reference(flush: str, java_servers: JavaServers, java_ns: Any, ci_sample: CiSample) -> None:
+    if not ci_sample.full and f"java>java/{SYNC_SCENARIOS[flush][0]}" in SAMPLED_OUT:
+        ci_sample.left_out(f"java>java/{SYNC_SCENARIOS[flush][0]} (the pairings are held to EXPECTED_SYNC, "
+                           "the all-Java pair's answers with ASYNC_FLUSH)")
+        pytest.skip("left out of the CI sample (MQCTL_SOAK=1 runs it)")
     runner = Runner("java>java")
     pair = make_pair(java_servers, java_servers, java_ns, f"broker-jj-{flush[:1].lower()}", "SYNC_MASTER", 10 * MIB,
                      flush)
@@ -520,9 +533,11 @@ def test_sync_reconnect_truncated(direction: str, ours: OurServers, java_servers
     runner.finish()
 
 
-def test_every_scenario_passed() -> None:
-    """Fail closed: every scenario ID ran in this session and passed."""
-    report = {sid: RESULTS.get(sid, "DID NOT RUN") for sid in ALL_IDS}
+def test_every_scenario_passed(ci_sample: CiSample) -> None:
+    """Fail closed: every scenario ID (but those the CI sample leaves out) ran in this session and
+    passed."""
+    report = {sid: RESULTS.get(sid, "DID NOT RUN") for sid in ALL_IDS
+              if ci_sample.full or sid not in SAMPLED_OUT}
     print(json.dumps(report, indent=2))
     bad = {sid: r for sid, r in report.items() if not r.startswith("passed")}
     assert not bad, f"scenarios that did not pass: {json.dumps(bad, indent=2)}"
