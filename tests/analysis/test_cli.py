@@ -92,3 +92,18 @@ def test_follow_prints_one_json_line_per_batch(monkeypatch: pytest.MonkeyPatch, 
     lines = captured.out.splitlines()
     assert [json.loads(line)["batch"] for line in lines] == [0, 2]  # JSON Lines: a script reads one a batch
     assert "batch 1 (b.pcap): b.pcap, record 7: cut short" in captured.err
+
+
+def test_gzipd_captures_read_whole_are_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from analysis.job import WHOLE_GZIP
+
+    def fake(inputs: list[str], out: Path, **kw: Any) -> dict[str, Any]:
+        return dict(_result(out), captures=[{"path": "a.pcap", "read": "byte ranges"},
+                                            {"path": "b.pcap.gz", "read": WHOLE_GZIP}])
+
+    monkeypatch.setattr(analysis, "analyze", fake)
+    assert main(["analyze", "a.pcap", "b.pcap.gz", "--out", str(tmp_path / "o"), "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert "read whole by one task each (gzip'd: no random access" in out and "b.pcap.gz" in out
+    assert "a.pcap," not in out.split("read whole")[1]

@@ -35,7 +35,7 @@ def _mount(spark: Any, directory: Path) -> str:
 
 
 def test_captures_read_through_a_hadoop_file_system(spark: Any, tmp_path: Path) -> None:
-    from analysis.job import run_job
+    from analysis.job import WHOLE_GZIP, run_job
 
     src = tmp_path / "src"
     src.mkdir()
@@ -51,6 +51,7 @@ def test_captures_read_through_a_hadoop_file_system(spark: Any, tmp_path: Path) 
     names = {c["path"]: c for c in result.captures}
     assert set(names) == {f"{url}/{plain.name}", f"{url}/{zipped.name}"}
     assert {c["format"] for c in result.captures} == {"remote"}
+    assert names[f"{url}/{zipped.name}"]["read"] == WHOLE_GZIP  # gzip: no random access, one task
 
     rows = spark.read.parquet(str(out / "commands")).orderBy("capture", "emit_record", "emit_index").collect()
     for local, remote in ((plain, f"{url}/{plain.name}"),
