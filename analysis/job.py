@@ -483,9 +483,11 @@ _PARTITION_BYTES = "spark.sql.files.maxPartitionBytes"
 _ARROW_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
 #: settings the job changes for its own queries and puts back when it ends
 _SAVED_CONF = (_PARTITION_BYTES, _ARROW_BYTES)
-#: bytes after each remote byte range its scan gets (a record header straddling the end, or a whole
-#: pcapng block: a longer one leaves the range to the driver's walk)
-_SCAN_SEAM = {"pcap": 64 * 1024, "pcapng": 256 * 1024}
+#: bytes after each remote byte range its scan gets, from the start of the next range (a classic pcap
+#: record header straddling the end; a whole pcapng block, whose length is checked at its end: a
+#: longer one leaves the range to the driver's walk). A record's data beyond them is read by the
+#: driver. They travel to the driver and to every task: a few per range, not a share of the data
+_SCAN_SEAM = {"pcap": 16 * 1024, "pcapng": 256 * 1024}
 
 
 def _remote_splits(spark: SparkSession, layouts: dict[int, FileLayout], captures: list[str],
@@ -533,16 +535,16 @@ def _place_and_scan(spark: SparkSession, data: Any, layouts: dict[int, FileLayou
                     target: int) -> tuple[_Ranged, int]:
     """The jobs of :func:`_remote_splits` over the ranges' bytes (``data``)."""
     sc = spark.sparkContext
-    head = max(_SCAN_SEAM.values())
+    ids = {u: f for f, u in urls.items()}
+    seam_of = {f: _SCAN_SEAM[lay.kind] for f, lay in layouts.items()}
 
     def measure(part: int, ranges: Iterable[tuple[str, int, bytes]]
                 ) -> Iterator[tuple[str, int, int, bytes, int]]:
         for name, start, got in ranges:
-            yield name, start, len(got), got[:head], part
+            yield name, start, len(got), got[:seam_of[_file_id(ids, name)]], part
 
     sc.setJobDescription("ranges: the remote files' byte ranges read into Python, each placed in its file")
     lengths = data.mapPartitionsWithIndex(measure).collect()
-    ids = {u: f for f, u in urls.items()}
     per: dict[int, list[tuple[int, str, int, bytes]]] = {}
     readers: dict[int, set[int]] = {}
     for name, start, n, first, part in lengths:
