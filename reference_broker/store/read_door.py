@@ -31,7 +31,7 @@ class ReadDoor:
         raise NotImplementedError
 
     def get_messages(self, group: str, topic: str, queue_id: int, offset: int, max_nums: int,
-                     tags_codes: AbstractSet[int] | None = None, max_bytes: int = 256 * 1024, *,
+                     tags_codes: AbstractSet[int] | None = None, max_bytes: int | None = None, *,
                      properties_filter: Callable[[Mapping[str, str]], bool] | None = None) -> GetResult:
         """Read up to ``max_nums`` messages of a queue from ``offset`` (``getMessage``).
 
@@ -44,23 +44,28 @@ class ReadDoor:
         20 × max_nums) of them): units whose tagsCode is not in ``tags_codes`` are skipped
         (NO_MATCHED_MESSAGE if nothing matched), units whose record is gone give
         MESSAGE_WAS_REMOVING, and the batch stops at ``max_nums`` or the transfer limits
-        (``max_bytes``/32 messages in memory, 64 KiB/8 on disk). ``properties_filter`` is asked
-        about the properties of each record read (``isMatchedByCommitLog``; a SQL92 selector;
-        the store decodes the record): a record it refuses is skipped as a unit of another tag
-        is. The next offset is the unit after the last one looked at. Found/missed counts go to
-        the runtime statistics.
+        (``max_bytes``, by default ``maxTransferBytesOnMessageInMemory``, and
+        ``maxTransferCountOnMessageInMemory`` in memory; the ``…InDisk`` pair on disk).
+        ``properties_filter`` is asked about the properties of each record read
+        (``isMatchedByCommitLog``; a SQL92 selector; the store decodes the record): a record it
+        refuses is skipped as a unit of another tag is. The next offset is the unit after the
+        last one looked at. Found/missed counts go to the runtime statistics.
         """
         self._check_readable()
+        if max_bytes is None:
+            max_bytes = self.reads.config.max_transfer_bytes_in_memory
         return self.reads.get_messages(topic, queue_id, offset, max_nums, tags_codes, max_bytes,
                                        properties_filter)
 
     def get_message_views(self, topic: str, queue_id: int, offset: int, max_nums: int,
-                          max_bytes: int = 256 * 1024) -> MessageViews | None:
+                          max_bytes: int | None = None) -> MessageViews | None:
         """:meth:`get_messages` without filters, for the common pull: the records found as views
         of the mapped CommitLog (:mod:`.pull_views`), or None when :meth:`get_messages` must
         answer (any status but FOUND, and the cases it alone handles). The views are lent: write
         them within this turn of the event loop, or copy them."""
         self._check_readable()
+        if max_bytes is None:
+            max_bytes = self.reads.config.max_transfer_bytes_in_memory
         return message_views(self.reads, topic, queue_id, offset, max_nums, max_bytes)
 
     def record_get(self, found: int, missed: bool) -> None:

@@ -22,6 +22,7 @@ from reference_broker.broker import Broker
 from reference_broker.store.mapped_file import MappedFile
 from wire import RemotingCommand, SerializeType, decode_command, encode_command
 from wire.aio import RemotingConnection
+from wire.message import decode_messages
 
 from .helpers import client, pull_request, running_broker, send_request, wait_until
 
@@ -175,6 +176,39 @@ def test_views_and_careful_path_write_the_same_bytes(tmp_path: Path, new_loop: A
                 await conn.aclose()
 
     run_on(new_loop, main())
+
+
+@pytest.mark.parametrize("careful", [False, True])
+def test_the_in_memory_byte_limit_is_the_configured_one(tmp_path: Path, careful: bool) -> None:
+    """``maxTransferBytesOnMessageInMemory`` bounds a pull's bytes (the first record always goes)."""
+
+    async def main() -> None:
+        async with running_broker(tmp_path, maxTransferBytesOnMessageInMemory="4096") as b:
+            conn = await client(b)
+            paths = Paths(b)
+            if careful:
+                paths.careful()
+            else:
+                paths.views()
+            try:
+                for body in (b"a" * 1500, b"b" * 1500, b"c" * 1500, b"d" * 5000, b"e" * 10):
+                    assert (await conn.request(send_request(TOPIC, body, queue_id=0))).code == 0
+                got = []
+                offset = 0
+                while offset < 5:
+                    r = await conn.request(pull_request(GROUP, TOPIC, 0, offset))
+                    assert r.code == 0, r
+                    got.append(len(decode_messages(r.body or b"")))
+                    offset = int(r.ext_fields["nextBeginOffset"])
+                # two records of ~1.7 KB fit 4 KiB, a third would not; the third goes alone (the
+                # 5 KB record after it would pass the limit), the 5 KB one alone (it is first)
+                assert got == [2, 1, 1, 1]
+                assert paths.served == (0 if careful else 4)
+            finally:
+                paths.views()
+                await conn.aclose()
+
+    run_on(asyncio.new_event_loop, main())
 
 
 def test_found_head_is_the_careful_encoding() -> None:
