@@ -547,10 +547,13 @@ def java_main(args: argparse.Namespace) -> int:
 PHASES: dict[str, tuple[tuple[str, str], ...]] = {
     "read": (("wire/_buffer.py", "feed"), ("wire/framing.py", "next_frame")),
     "decode": (("wire/remoting.py", "decode_frame"),),
-    "handle": (("reference_broker/broker/broker.py", "_handle"),),
+    "handle": (("reference_broker/broker/broker.py", "_handle"),
+               ("reference_broker/broker/broker.py", "_handle_sends")),
     "append": (("reference_broker/store/append.py", "put"),
-               ("reference_broker/store/append.py", "put_deferred")),
-    "dispatch": (("reference_broker/store/dispatch.py", "dispatch"),),
+               ("reference_broker/store/append.py", "put_deferred"),
+               ("reference_broker/store/runs.py", "put_run")),
+    "dispatch": (("reference_broker/store/dispatch.py", "dispatch"),
+                 ("reference_broker/store/dispatch.py", "dispatch_many")),
     "answer": (("wire/aio.py", "_reply"), ("wire/aio.py", "_flush")),
 }
 #: what each phase contains of the others (their time is taken out of it)

@@ -25,6 +25,13 @@ into a sans-IO :class:`wire.FrameBuffer`; each decoded command is either
   (flag bit 1) never get a response. A handler that raises produces SYSTEM_ERROR with the
   exception's text, as ``NettyRemotingAbstract`` does.
 
+Runs of requests. A connection may name request codes it handles in batches (``batch_codes``, with
+a :data:`BatchHandler`): the consecutive requests of those codes that one read brings are handed
+over together, in order, before anything that follows them, and their results are taken as the
+handler's would be, one a request (answers due from one future answered by one callback). A
+broker handles a pipelined producer's sends so (its store puts their messages as one run); a run
+of one request, or a batch handler that declines (None), goes to the handler one at a time.
+
 A malformed frame from the peer is a remote protocol error (:class:`wire.RemoteProtocolError`):
 the connection is closed (Java's ``NettyDecoder`` closes the channel) and the error is logged with
 its byte offset as a warning; no other connection is affected. Any other exception while reading
@@ -91,6 +98,7 @@ __all__ = [
     "DEFAULT_FRAME_TIMEOUT",
     "DEFAULT_MAX_BUFFERED",
     "OFFLOAD_BYTES",
+    "BatchHandler",
     "BufferBudget",
     "ConnectError",
     "ConnectionClosed",
@@ -161,6 +169,12 @@ class Gathered:
 HandlerResult = RemotingCommand | None | Later | Gathered | Awaitable[RemotingCommand | None]
 #: ``handler(connection, request)`` → response, ``None``, or an awaitable of either.
 Handler = Callable[["RemotingConnection", RemotingCommand], HandlerResult]
+#: ``batch(connection, requests)``: the consecutive requests of one read whose codes the connection
+#: batches (``batch_codes``), handled together in their order: one result a request, as the handler
+#: would answer it (an exception: as the handler raising it), or None to have them handled one at
+#: a time
+BatchHandler = Callable[["RemotingConnection", list[RemotingCommand]],
+                        "list[HandlerResult | Exception] | None"]
 #: ``prepare(connection, request)``: CPU-heavy work on a large request, run in a worker thread
 #: before the request is handled (see the module notes); what it returns is the connection's
 #: ``prepared`` while the handler runs
@@ -281,8 +295,12 @@ class RemotingConnection(asyncio.Protocol):
                  max_total_length: int = MAX_TOTAL_LENGTH,
                  on_close: Callable[[RemotingConnection], None] | None = None,
                  offload_bytes: int | None = None, prepare: Prepare | None = None,
-                 on_buffered: Callable[[RemotingConnection, int], None] | None = None) -> None:
+                 on_buffered: Callable[[RemotingConnection, int], None] | None = None,
+                 batch: BatchHandler | None = None, batch_codes: frozenset[int] = frozenset()) -> None:
         self.handler = handler
+        #: handles runs of consecutive requests of ``batch_codes`` from one read (see BatchHandler)
+        self.batch = batch
+        self.batch_codes = batch_codes if batch is not None else frozenset()
         self.name = name
         self.on_close = on_close
         #: frames with a header (or, with ``prepare``, requests with a body) of this size or more
@@ -353,16 +371,36 @@ class RemotingConnection(asyncio.Protocol):
             return  # a large frame is in a worker thread; the rest waits for it
         completed = False
         offload = self.offload_bytes
+        batched = self.batch_codes
+        #: consecutive requests of batched codes, handled together before anything after them
+        run: list[RemotingCommand] = []
         self._dispatching = True
         try:
-            while (frame := fb.next_frame()) is not None:
-                completed = True
-                if offload is not None and (len(frame.header) >= offload or (
-                        self.prepare is not None and len(frame.body) >= offload)):
-                    self._offload(frame)
-                    break
-                self._dispatch(decode_frame(frame))
-                self._head = None
+            try:
+                while (frame := fb.next_frame()) is not None:
+                    completed = True
+                    if offload is not None and (len(frame.header) >= offload or (
+                            self.prepare is not None and len(frame.body) >= offload)):
+                        if run:
+                            todo, run = run, []
+                            self._dispatch_run(todo)
+                        self._offload(frame)
+                        break
+                    cmd = decode_frame(frame)
+                    self._head = None
+                    if cmd.code in batched and not is_response(cmd.flag):
+                        run.append(cmd)
+                        continue
+                    if run:
+                        todo, run = run, []
+                        self._dispatch_run(todo)
+                    self._dispatch(cmd)
+            finally:
+                # the requests before a frame that does not decode are handled, as they would
+                # have been one at a time
+                if run:
+                    todo, run = run, []
+                    self._dispatch_run(todo)
         except RemoteProtocolError as err:
             self._remote_error(err)
         except Exception:
@@ -489,6 +527,34 @@ class RemotingConnection(asyncio.Protocol):
 
     # ------------------------------------------------------------------ dispatch
 
+    def _dispatch_run(self, run: list[RemotingCommand]) -> None:
+        """Requests of batched codes from one read: handled by the batch handler together (two or
+        more), else one at a time. Answers that are due from one future (a group commit's) are
+        made by one callback, in order."""
+        results = self.batch(self, run) if self.batch is not None and len(run) > 1 else None
+        if results is None:
+            for cmd in run:
+                self._dispatch(cmd)
+            return
+        i, n = 0, len(run)
+        while i < n:
+            cmd, result = run[i], results[i]
+            i += 1
+            if type(result) is Later:
+                future = result.future
+                j = i
+                while j < n and type(later := results[j]) is Later and later.future is future:
+                    j += 1
+                if j > i:
+                    group = cast("list[Later]", results[i - 1:j])
+                    self._answer_later_group(run[i - 1:j], [g.finish for g in group], future)
+                    i = j
+                    continue
+            if isinstance(result, Exception):
+                self._handler_failed(cmd, result)
+            else:
+                self._handled(cmd, result)
+
     def _dispatch(self, cmd: RemotingCommand) -> None:
         if is_response(cmd.flag):
             fut = self._pending.answer(cmd.opaque)
@@ -502,6 +568,10 @@ class RemotingConnection(asyncio.Protocol):
         except Exception as exc:
             self._handler_failed(cmd, exc)
             return
+        self._handled(cmd, result)
+
+    def _handled(self, cmd: RemotingCommand, result: HandlerResult) -> None:
+        """A handler's result: answered now, by a future's callback, or by a task."""
         if result is None or type(result) is RemotingCommand:
             self._reply(cmd, result)
         elif type(result) is Gathered:
@@ -537,6 +607,28 @@ class RemotingConnection(asyncio.Protocol):
             self._reply(cmd, response)
 
         later.future.add_done_callback(done)
+
+    def _answer_later_group(self, cmds: list[RemotingCommand],
+                            finishes: list[Callable[[Any], RemotingCommand | None]],
+                            future: asyncio.Future[Any]) -> None:
+        """:meth:`_answer_later` of requests whose answers are all due from ``future``: one callback
+        answers them in order."""
+        count = len(cmds)
+        self._later += count
+
+        def done(fut: asyncio.Future[Any]) -> None:
+            self._later -= count
+            if fut.cancelled() or self.is_closing:
+                return
+            for cmd, finish in zip(cmds, finishes, strict=True):
+                try:
+                    response = finish(fut.result())
+                except Exception as exc:
+                    self._handler_failed(cmd, exc)
+                    continue
+                self._reply(cmd, response)
+
+        future.add_done_callback(done)
 
     def _handler_failed(self, cmd: RemotingCommand, exc: BaseException) -> None:
         """A handler (or its task) raised: SYSTEM_ERROR with the exception's text, as
@@ -956,8 +1048,11 @@ class RemotingServer:
                  max_total_length: int = MAX_TOTAL_LENGTH, prepare: Prepare | None = None,
                  offload_bytes: int | None = OFFLOAD_BYTES, max_buffered: int | None = DEFAULT_MAX_BUFFERED,
                  budget: BufferBudget | None = None,
-                 frame_timeout: float | None = DEFAULT_FRAME_TIMEOUT) -> None:
+                 frame_timeout: float | None = DEFAULT_FRAME_TIMEOUT,
+                 batch: BatchHandler | None = None, batch_codes: frozenset[int] = frozenset()) -> None:
         self.handler = handler
+        self.batch = batch
+        self.batch_codes = batch_codes
         self.name = name
         self.on_connect = on_connect
         self.on_close = on_close
@@ -990,7 +1085,8 @@ class RemotingServer:
 
         return _Conn(self.handler, name=self.name, on_close=closed,
                      max_total_length=self.max_total_length, offload_bytes=self.offload_bytes,
-                     prepare=self.prepare, on_buffered=self.budget.update)
+                     prepare=self.prepare, on_buffered=self.budget.update, batch=self.batch,
+                     batch_codes=self.batch_codes)
 
     async def _sweep(self, timeout: float) -> None:
         """Close connections whose frame has not completed within ``timeout`` seconds."""

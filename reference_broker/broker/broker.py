@@ -35,7 +35,10 @@ each handler takes ``(broker, connection, request)`` and returns the response, `
 awaitable of either (:mod:`wire.aio` runs awaitables as tasks). An unknown code gets
 REQUEST_CODE_NOT_SUPPORTED with Java's remark ``" request type <code> not supported"``
 (``AdminBrokerProcessor.getUnknownCmdResponse``, the broker's default processor). Responses keep
-the request's serialize type (the 4.9.4–4.9.8 rule).
+the request's serialize type (the 4.9.4–4.9.8 rule). The SEND_MESSAGE(_V2) requests that one read
+brings (a pipelined producer's) are handled together (:meth:`Broker._handle_sends`,
+:func:`~reference_broker.broker.processors.send.send_messages`): the same answers, with their
+messages put as one run.
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ from .offsets import ConsumerOffsetManager
 from .outer import BrokerIdentity, BrokerOuterAPI
 from .processors import BODIES, HANDLERS
 from .processors.client import heartbeat_body
+from .processors.send import send_message, send_messages
 from .schedule import ScheduleMessageService
 from .stats import GroupGetStats, StatsItems
 from .subscriptions import SubscriptionGroupManager
@@ -86,6 +90,9 @@ from .topics import DataVersion, TopicConfigManager
 from .transaction import TransactionService
 
 __all__ = ["Broker"]
+
+#: the requests one read may bring many of that are handled together (:meth:`Broker._handle_sends`)
+_SEND_CODES = frozenset({int(RequestCode.SEND_MESSAGE), int(RequestCode.SEND_MESSAGE_V2)})
 
 log = logging.getLogger("reference_broker.broker")
 
@@ -134,6 +141,9 @@ class Broker:
         self._bound_port: int | None = None
         self._ready: asyncio.Event | None = None
         self._running = False
+        #: the sends of one read are handled together (False: one at a time; the differential
+        #: tests compare both)
+        self.batch_sends = True
         self._tasks: set[asyncio.Task[Any]] = set()
         self._periodic: list[asyncio.Task[None]] = []
         #: the master's remoting and HA addresses, as the name server told a slave
@@ -254,7 +264,8 @@ class Broker:
         # both listeners share one bound on unfinished frames, and decode large requests off the loop
         budget = BufferBudget(self.config.max_buffered_bytes, "broker")
         limits: dict[str, Any] = {"prepare": preparer(BODIES), "budget": budget,
-                                  "frame_timeout": self.config.frame_read_timeout_s}
+                                  "frame_timeout": self.config.frame_read_timeout_s,
+                                  "batch": self._handle_sends, "batch_codes": _SEND_CODES}
         self._server = await RemotingServer(self._handle, name="broker", on_close=self._channel_closed,
                                             **limits).start(self.host, self._port_arg)
         self._bound_port = self._server.port
@@ -589,6 +600,19 @@ class Broker:
         # is not one) raises RemoteProtocolError, here or in the handler's task: the connection
         # answers SYSTEM_ERROR with its text and logs one line, the peer's fault (wire.aio)
         return handler(self, conn, req)
+
+    def _handle_sends(self, conn: RemotingConnection,
+                      reqs: list[RemotingCommand]) -> list[HandlerResult | Exception] | None:
+        """The SEND_MESSAGE(_V2)s of one read, together (:func:`.processors.send.send_messages`);
+        None (one at a time, through :meth:`_handle`) before the broker runs, with ACL checks, or
+        where the send handler is not the plain one."""
+        if not self._running or self.acl is not None or not self.batch_sends:
+            return None
+        for req in reqs:
+            if HANDLERS.get(req.code) is not send_message:
+                return None
+        conn.state["last_request"] = time.monotonic()
+        return send_messages(self, conn, reqs)
 
     async def _after_start(self, conn: RemotingConnection, req: RemotingCommand) -> RemotingCommand | None:
         assert self._ready is not None

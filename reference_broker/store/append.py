@@ -127,6 +127,10 @@ class PutService(Room):
         #: put_deferred answers PendingPut (False: a coroutine, as put; the differential tests
         #: compare both)
         self.deferred = True
+        #: the puts of one read may be made as one run (:mod:`.runs`; False: one at a time)
+        self.runs = True
+        #: messages put as part of a run so far
+        self.run_messages = 0
         #: puts made in turn whose answers have not reached their callers yet: until they have,
         #: later puts take their turn too, so that no answer overtakes one that came before it
         #: (an answer through the turn's task takes more loop passes than a direct one)

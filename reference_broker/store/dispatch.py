@@ -145,6 +145,81 @@ class Dispatcher(Room):
         if store_timestamp > self.last_store_ts:
             self.last_store_ts = store_timestamp
 
+    def dispatch_many(self, requests: list[DispatchRequest]) -> None:
+        """:meth:`dispatch` of each request, in CommitLog order, batched as :meth:`_dispatch_heads`
+        batches a head scan: each queue's units in one append, the index keys hashed and put
+        together, then the listeners told of each record in order. The same units, index
+        entries and listener calls as one :meth:`dispatch` a request."""
+        queues = self.queues
+        by_topic = queues.by_topic
+        units: dict[ConsumeQueue, list[tuple[int, int, int, int, int]]] = {}
+        told: list[tuple[str, int, int, int, int]] = []
+        indexed: list[tuple[str, int, int, str | None, str | None]] = []
+        index_enable = self._index_enable
+        delay_topic = SCHEDULE_TOPIC
+        tag_codes = self._tag_codes
+        store_ts = self.last_store_ts
+        for topic, queue_id, commit_offset, size, ts, queue_offset, props, sys_flag in requests:
+            tran = sys_flag & TRAN_MASK
+            if tran not in HELD_TRAN_TYPES:
+                tags = props.get(_TAGS)
+                if topic == delay_topic:
+                    code = self.tags_code(topic, props, ts)
+                elif not tags:
+                    code = 0
+                else:
+                    cached = tag_codes.get(tags)
+                    if cached is None:
+                        if len(tag_codes) >= _TAG_CODES_MAX:
+                            tag_codes.clear()
+                        cached = tag_codes[tags] = _codec.tags_code(tags)
+                    code = cached
+                qs = by_topic.get(topic)
+                cq = qs.get(queue_id) if qs is not None else None
+                if cq is None:
+                    cq = queues.find_or_create(topic, queue_id)
+                run = units.get(cq)
+                if run is None:
+                    run = units[cq] = []
+                run.append((commit_offset, size, code, queue_offset, ts))
+                told.append((topic, queue_id, queue_offset, ts, code))
+            if index_enable and tran != _ROLLBACK:
+                keys = props.get(_KEYS)
+                uniq = props.get(_UNIQ_KEY)
+                if keys or uniq:
+                    indexed.append((topic, commit_offset, ts, keys, uniq))
+            if ts > store_ts:
+                store_ts = ts
+        for cq, run in units.items():
+            cq.put_units(run)
+        if indexed:
+            self.index.build_many(indexed)
+        self._tell(told)
+        self.last_store_ts = store_ts
+
+    def _tell(self, told: list[tuple[str, int, int, int, int]]) -> None:
+        """The queues' next offsets moved past, and the listeners told of, each record that
+        reached a consume queue: ``(topic, queueId, queue offset, store timestamp, tagsCode)``."""
+        next_offset = self.queues.next_offset
+        listeners = self.listeners
+        arrivals = self.arrival_listeners
+        for topic, queue_id, queue_offset, ts, code in told:
+            key = (topic, queue_id)
+            if next_offset.get(key, 0) <= queue_offset:
+                next_offset[key] = queue_offset + 1
+            for fn in listeners:
+                try:
+                    fn(topic, queue_id, queue_offset, ts)
+                except Exception:  # a listener's bug must not stop the store
+                    log.exception("dispatch listener %r failed", fn)
+            for afn in arrivals:
+                try:
+                    afn(topic, queue_id, queue_offset, ts, code)
+                except Exception:
+                    log.exception("arrival listener %r failed", afn)
+        if told:
+            self.last_dispatch_ts = told[-1][3]
+
     def reput(self, limit: int = 0) -> bool:
         """Dispatch every whole record after the cursor (``ReputMessageService.doReput``), or at
         most ``limit`` of them (0: no limit); True when it stopped at the limit with bytes left.
@@ -203,7 +278,6 @@ class Dispatcher(Room):
         listeners told of each record in order (every unit is readable by then)."""
         queues = self.queues
         by_topic = queues.by_topic
-        next_offset = queues.next_offset
         delay_topic = SCHEDULE_TOPIC
         tag_codes = self._tag_codes
         units: dict[ConsumeQueue, list[tuple[int, int, int, int, int]]] = {}
@@ -252,24 +326,7 @@ class Dispatcher(Room):
             cq.put_units(run)
         if indexed:
             self.index.build_many(indexed)
-        listeners = self.listeners
-        arrivals = self.arrival_listeners
-        for topic, queue_id, queue_offset, ts, code in told:
-            key = (topic, queue_id)
-            if next_offset.get(key, 0) <= queue_offset:
-                next_offset[key] = queue_offset + 1
-            for fn in listeners:
-                try:
-                    fn(topic, queue_id, queue_offset, ts)
-                except Exception:  # a listener's bug must not stop the store
-                    log.exception("dispatch listener %r failed", fn)
-            for afn in arrivals:
-                try:
-                    afn(topic, queue_id, queue_offset, ts, code)
-                except Exception:
-                    log.exception("arrival listener %r failed", afn)
-        if told:
-            self.last_dispatch_ts = told[-1][3]
+        self._tell(told)
         if store_ts > self.last_store_ts:
             self.last_store_ts = store_ts
 

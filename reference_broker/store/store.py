@@ -8,7 +8,8 @@ Theory of operation
 that work on them, each in a module of its own, as the Java store is split:
 
 * :mod:`.append` (``CommitLog.asyncPutMessage(s)``, ``appendData``): puts, and the one append of
-  CommitLog bytes that puts and replicated bytes share;
+  CommitLog bytes that puts and replicated bytes share; :mod:`.runs` makes the single-message
+  puts of one pipelined read as one run (one append, one dispatch);
 * :mod:`.dispatch` (``ReputMessageService`` and the dispatchers): records to consume queues, the
   index and the listeners;
 * :mod:`.flush` (``GroupCommitService``, ``FlushRealTimeService``, ``FlushConsumeQueueService``):
@@ -63,6 +64,7 @@ from .prefault import Prefaulter
 from .read_door import ReadDoor
 from .reads import Reads
 from .recovery import Recovery
+from .runs import RunResult, put_run
 from .stats import StoreStats
 from .types import MessageToStore, PutResult, StoreError
 
@@ -246,6 +248,12 @@ class MessageStore(ReadDoor):
         from it): a send's answer is then made by the future's done callback, with no coroutine
         (:class:`wire.aio.Later`)."""
         return self.puts.put_deferred((msg,), False)
+
+    def put_deferred_many(self, msgs: Sequence[MessageToStore]) -> list[RunResult]:
+        """:meth:`put_deferred` of each message, in order, made as one run (:mod:`.runs`: one
+        CommitLog append and one dispatch for the messages that fit in the last file); one
+        result a message."""
+        return put_run(self.puts, msgs)
 
     def put_message(self, msg: MessageToStore) -> Coroutine[Any, Any, PutResult]:
         """:meth:`put` of one message, always as a coroutine (the put is made at the call)."""

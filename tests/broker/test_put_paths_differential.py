@@ -1,16 +1,21 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """The batch paths of the put against the one-at-a-time path: the same load, answers and bytes identical.
 
-A bounded load (a few seconds): sends pipelined on one connection, single messages to four
-queues with SEND_BATCH_MESSAGEs among them, runs against a broker whose store puts every batch
-in one piece and answers each waiting send by a coroutine of its own (the one-at-a-time path),
-and against the batch paths: sends answered by the callbacks of their group commit's one future
-(``PutService.deferred``), batches of more than 8 messages made in slices with the sends behind
-them waiting for their turn as tasks (``PutService.slice``), and both. Every answer's opaque, its place in the connection's order, code, msgId, queue id
-and queue offset must be the same, and so must the CommitLog's bytes (all but each record's store
-timestamp and the two ports, the client's and the broker's, which differ from run to run). A second load, four connections
-at once, checks what must hold whatever the interleaving: each connection's answers come in its
-request order and each queue's offsets in the order of its sends.
+A bounded load (a few seconds): sends pipelined on one connection, many frames a write, single
+messages to four queues with SEND_BATCH_MESSAGEs among them, over CommitLog files of 64 KiB and
+consume queue files of 64 units (so that puts meet the ends of both), runs against a broker that
+handles each request by itself, whose store puts every batch in one piece and answers each
+waiting send by a coroutine of its own (the one-at-a-time path), and against the batch paths:
+sends answered by the callbacks of their group commit's one future (``PutService.deferred``),
+batches of more than 8 messages made in slices with the sends behind them waiting for their turn
+as tasks (``PutService.slice``), the sends of one read handled together and their messages put
+as runs (``Broker.batch_sends``, ``PutService.runs``), and these together. Every answer's
+opaque, its place in the connection's order, code, msgId, queue id and queue offset must be the
+same, and so must the CommitLog's bytes, BLANKs at the files' ends included (all but each
+record's store timestamp and the two ports, the client's and the broker's, which differ from run
+to run), and the consume queues' units. A second load, four connections at once, checks what
+must hold whatever the interleaving: each connection's answers come in its request order and
+each queue's offsets in the order of its sends.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import pytest
 
 from tests.broker.helpers import run, running_broker, send_request
 from wire import FrameBuffer, RemotingCommand, decode_frame, encode_command
-from wire.message import BatchEntry, encode_batch
+from wire.message import BLANK_MAGIC_CODE, BatchEntry, encode_batch
 
 QUEUES = 4
 REQUESTS = 600
@@ -54,35 +59,41 @@ def _requests(conn: int, n: int = REQUESTS) -> list[bytes]:
 
 
 async def _drive(port: int, frames: list[bytes]) -> list[RemotingCommand]:
-    """Send ``frames`` keeping WINDOW in flight; the answers in the order they came."""
+    """Send ``frames`` keeping WINDOW in flight, the frames answered by one read replaced in
+    one write (so that the broker reads many frames at once); the answers in the order they came."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     answers: list[RemotingCommand] = []
     fb = FrameBuffer()
-    sent = 0
-    while sent < min(WINDOW, len(frames)):
-        writer.write(frames[sent])
-        sent += 1
+    sent = min(WINDOW, len(frames))
+    writer.write(b"".join(frames[:sent]))
     while len(answers) < len(frames):
         data = await asyncio.wait_for(reader.read(1 << 16), 60)
         assert data, "the broker closed the connection"
         fb.feed(data)
+        more = sent
         while (frame := fb.next_frame()) is not None:
             answers.append(decode_frame(frame))
-            if sent < len(frames):
-                writer.write(frames[sent])
-                sent += 1
+            if more < len(frames):
+                more += 1
+        if more > sent:
+            writer.write(b"".join(frames[sent:more]))
+            sent = more
     writer.close()
     return answers
 
 
 def _masked_commitlog(root: Path) -> bytes:
-    """The CommitLog's bytes up to its end, each record's born port and store timestamp zeroed."""
+    """The CommitLog's bytes up to its end, BLANKs included, each record's born port and store
+    timestamp zeroed."""
     data = bytearray()
     for f in sorted((root / "commitlog").iterdir()):
         data += f.read_bytes()
     pos = 0
     while pos + 8 <= len(data):
         size, magic = struct.unpack_from(">iI", data, pos)
+        if size > 0 and magic == BLANK_MAGIC_CODE & 0xFFFFFFFF:
+            pos += size
+            continue
         if size <= 0 or magic != 0xDAA320A7:
             break
         rec = memoryview(data)[pos:pos + size]
@@ -105,35 +116,61 @@ def _summary(answers: list[RemotingCommand]) -> list[tuple[object, ...]]:
              a.ext_fields.get("queueOffset")) for a in answers]
 
 
-def _one_connection(root: Path, flush: str, *, slice_size: int, deferred: bool) -> tuple[list[tuple[object, ...]], bytes]:
+def _consume_queues(root: Path) -> dict[str, bytes]:
+    """Every consume queue file's bytes, by its path under ``consumequeue/``."""
+    cq = root / "consumequeue"
+    return {str(f.relative_to(cq)): f.read_bytes() for f in sorted(cq.rglob("*")) if f.is_file()}
+
+
+def _one_connection(root: Path, flush: str, *, slice_size: int, deferred: bool,
+                    runs: bool) -> tuple[list[tuple[object, ...]], bytes, dict[str, bytes]]:
     async def main() -> list[RemotingCommand]:
-        async with running_broker(root, flushDiskType=flush, mappedFileSizeCommitLog=str(4 << 20)) as b:
+        async with running_broker(root, flushDiskType=flush, mappedFileSizeCommitLog=str(64 << 10),
+                                  mappedFileSizeConsumeQueue=str(20 * 64)) as b:
             b.store.puts.slice = slice_size
             b.store.puts.deferred = deferred
-            return await _drive(b.port, _requests(0))
+            b.store.puts.runs = runs
+            b.batch_sends = runs
+            answers = await _drive(b.port, _requests(0))
+            # the path under test was taken: most single messages were put as parts of runs (with
+            # slices, the sends that wait behind a sliced batch are put in their turn instead)
+            made = b.store.puts.run_messages
+            if not runs:
+                assert made == 0, made
+            elif slice_size > BATCH:
+                assert made > REQUESTS // 2, made
+            return answers
 
     answers = run(main(), timeout=120)
-    return _summary(answers), _masked_commitlog(root)
+    return _summary(answers), _masked_commitlog(root), _consume_queues(root)
 
 
 #: the batch paths, each compared with the one-at-a-time path: answers made by the group commit's
-#: future (deferred), and large puts made in slices with the puts behind them in turn
-PATHS = {"deferred": {"slice_size": 10**9, "deferred": True},
-         "sliced": {"slice_size": 8, "deferred": False},
-         "both": {"slice_size": 8, "deferred": True}}
+#: future (deferred), large puts made in slices with the puts behind them in turn, and the sends
+#: of one read handled together, their messages put as runs
+PATHS = {"deferred": {"slice_size": 10**9, "deferred": True, "runs": False},
+         "sliced": {"slice_size": 8, "deferred": False, "runs": False},
+         "both": {"slice_size": 8, "deferred": True, "runs": False},
+         "runs": {"slice_size": 10**9, "deferred": True, "runs": True},
+         "all": {"slice_size": 8, "deferred": True, "runs": True}}
 
 
 @pytest.mark.parametrize("flush", ["ASYNC_FLUSH", "SYNC_FLUSH"])
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_batch_paths_answer_and_store_as_one_at_a_time(tmp_path: Path, flush: str, path: str) -> None:
-    plain, plain_bytes = _one_connection(tmp_path / "plain", flush, slice_size=10**9, deferred=False)
-    other, other_bytes = _one_connection(tmp_path / path, flush, **PATHS[path])  # type: ignore[arg-type]
+    plain, plain_bytes, plain_cq = _one_connection(tmp_path / "plain", flush, slice_size=10**9,
+                                                   deferred=False, runs=False)
+    other, other_bytes, other_cq = _one_connection(tmp_path / path, flush, **PATHS[path])  # type: ignore[arg-type]
     assert len(plain) == REQUESTS and all(code == 0 for _, code, *_ in plain), plain[:3]
     # in the connection's order, as sent
     assert [a[0] for a in plain] == [i + 1 for i in range(REQUESTS)]
+    # the load meets the files' ends: several CommitLog files, consume queues of several files
+    assert plain_bytes.count(struct.pack(">I", BLANK_MAGIC_CODE & 0xFFFFFFFF)) >= 2
+    assert sum(1 for name in plain_cq if name.startswith("DiffTopic/0/")) >= 3
     assert other == plain
     assert len(other_bytes) == len(plain_bytes)
     assert other_bytes == plain_bytes
+    assert other_cq == plain_cq
 
 
 def test_sliced_puts_keep_each_connections_order_under_concurrency(tmp_path: Path) -> None:

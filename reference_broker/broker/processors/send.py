@@ -34,8 +34,8 @@ typed classes of :mod:`wire.headers`, which give Java's result or a precise erro
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Iterator, Sequence
-from typing import TYPE_CHECKING, overload
+from collections.abc import Awaitable, Coroutine, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 from wire import MQVersion, RemotingCommand, RequestCode, ResponseCode
 from wire.aio import HandlerResult, Later, RemotingConnection
@@ -76,7 +76,7 @@ from .common import (
 if TYPE_CHECKING:
     from ..broker import Broker
 
-__all__ = ["HANDLERS", "SendHeader", "parse_send_header", "put_status_response"]
+__all__ = ["HANDLERS", "SendHeader", "parse_send_header", "put_status_response", "send_messages"]
 
 _V1_KEYS = (
     "producerGroup",
@@ -402,6 +402,64 @@ def schedule_rewrite(
 
 def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
     """SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE (``asyncProcessRequest``)."""
+    made = _message(broker, conn, req)
+    if not isinstance(made, tuple):
+        return made
+    msg, answer_queue_id, plain = made
+    if plain:
+        return _answer(broker, req, broker.store.put_deferred(msg), answer_queue_id)
+    return _answer(broker, req, broker.store.put(msg), answer_queue_id)
+
+
+def send_messages(broker: Broker, conn: RemotingConnection,
+                  reqs: Sequence[RemotingCommand]) -> list[HandlerResult | Exception]:
+    """:func:`send_message` of each SEND_MESSAGE(_V2) of one read, in order: one answer (or the
+    exception its handling raised) a request. The plain messages among them (no transaction, no
+    delay, no retry topic: what :func:`send_message` hands to ``put_deferred``) are put as runs
+    (:meth:`.MessageStore.put_deferred_many`); any other request first puts the run before it,
+    so the store sees every put in the order of the requests."""
+    out: list[HandlerResult | Exception] = []
+    run: list[MessageToStore] = []
+    waiting: list[tuple[int, RemotingCommand, int]] = []  # (place in out, request, answer queue id)
+    store = broker.store
+    for req in reqs:
+        try:
+            made = _message(broker, conn, req)
+        except Exception as exc:
+            out.append(exc)
+            continue
+        if isinstance(made, tuple) and made[2]:
+            waiting.append((len(out), req, made[1]))
+            run.append(made[0])
+            out.append(None)
+            continue
+        if run:
+            _answer_run(broker, out, waiting, store.put_deferred_many(run))
+            run, waiting = [], []
+        if not isinstance(made, tuple):
+            out.append(made)
+            continue
+        try:
+            out.append(_answer(broker, req, store.put(made[0]), made[1]))
+        except Exception as exc:
+            out.append(exc)
+    if run:
+        _answer_run(broker, out, waiting, store.put_deferred_many(run))
+    return out
+
+
+def _answer_run(broker: Broker, out: list[HandlerResult | Exception],
+                waiting: list[tuple[int, RemotingCommand, int]],
+                puts: list[PutResult | PendingPut | Coroutine[Any, Any, PutResult]]) -> None:
+    for (at, req, queue_id), put in zip(waiting, puts, strict=True):
+        out[at] = _answer(broker, req, put, queue_id)
+
+
+def _message(broker: Broker, conn: RemotingConnection,
+             req: RemotingCommand) -> HandlerResult | tuple[MessageToStore, int, bool]:
+    """The message a send request stores, the queue id its answer names, and whether it is plain
+    (put with ``put_deferred``: no rewrite of its properties can follow); or the answer itself
+    (a refusal, or a SEND_BATCH_MESSAGE's)."""
     h = parse_send_header(req)
     checked = _msg_check(broker, conn, req, h)
     if isinstance(checked, RemotingCommand):
@@ -451,7 +509,7 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
         text = send_properties_text(values, broker.cluster_name)
         msg = MessageToStore(topic, queue_id, req.body or b"", h.born_timestamp, conn.peer, h.flag, text,
                              sys_flag, reconsume_times, parsed_properties=values, wait_store_msg_ok=wait_ok)
-        return _answer(broker, req, broker.store.put_deferred(msg), answer_queue_id)
+        return msg, answer_queue_id, True
     order = list(values)
     if _CLUSTER not in values:
         order.append(_CLUSTER)
@@ -486,7 +544,7 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
         topic, queue_id, req.body or b"", h.born_timestamp, conn.peer, h.flag, text, sys_flag,
         reconsume_times, parsed_properties=values, wait_store_msg_ok=wait_ok,
     )
-    return _answer(broker, req, broker.store.put(msg), answer_queue_id)
+    return msg, answer_queue_id, False
 
 
 def _put_back(values: dict[str, str], order: list[str], key: str, value: str | None) -> None:
