@@ -124,19 +124,23 @@ log = logging.getLogger("wire.aio")
 class Later:
     """A handler's answer that is due when ``future`` is done: ``finish(future.result())``, called
     by the future's done callback, with no task and no coroutine. Many requests may wait on one
-    future (the puts of one group commit): each costs one callback. A ``finish`` that raises is
-    answered SYSTEM_ERROR; a cancelled future answers nothing, and so does a connection that
-    closed meanwhile (the future is not cancelled: others may be waiting on it)."""
+    future (the puts of one group commit): each costs one callback (the requests of one batch,
+    one callback for all). A ``finish`` that raises is answered SYSTEM_ERROR; a cancelled future
+    answers nothing, and so does a connection that closed meanwhile (the future is not
+    cancelled: others may be waiting on it). ``finish`` may give the answer's frame already
+    encoded (bytes, the request's opaque in it)."""
 
     __slots__ = ("finish", "future")
 
-    def __init__(self, future: asyncio.Future[Any], finish: Callable[[Any], RemotingCommand | None]) -> None:
+    def __init__(self, future: asyncio.Future[Any],
+                 finish: Callable[[Any], RemotingCommand | bytes | None]) -> None:
         self.future = future
         self.finish = finish
 
     async def wait(self) -> RemotingCommand | None:
         """The answer, awaited (the shared future is shielded: a cancelled caller leaves it be)."""
-        return self.finish(await asyncio.shield(self.future))
+        answer = self.finish(await asyncio.shield(self.future))
+        return decode_command(answer) if type(answer) is bytes else cast("RemotingCommand | None", answer)
 
 
 class Gathered:
@@ -171,10 +175,10 @@ HandlerResult = RemotingCommand | None | Later | Gathered | Awaitable[RemotingCo
 Handler = Callable[["RemotingConnection", RemotingCommand], HandlerResult]
 #: ``batch(connection, requests)``: the consecutive requests of one read whose codes the connection
 #: batches (``batch_codes``), handled together in their order: one result a request, as the handler
-#: would answer it (an exception: as the handler raising it), or None to have them handled one at
-#: a time
+#: would answer it (an exception: as the handler raising it; bytes: the answer's frame, encoded),
+#: or None to have them handled one at a time
 BatchHandler = Callable[["RemotingConnection", list[RemotingCommand]],
-                        "list[HandlerResult | Exception] | None"]
+                        "list[HandlerResult | bytes | Exception] | None"]
 #: ``prepare(connection, request)``: CPU-heavy work on a large request, run in a worker thread
 #: before the request is handled (see the module notes); what it returns is the connection's
 #: ``prepared`` while the handler runs
@@ -570,11 +574,10 @@ class RemotingConnection(asyncio.Protocol):
             return
         self._handled(cmd, result)
 
-    def _handled(self, cmd: RemotingCommand, result: HandlerResult) -> None:
+    def _handled(self, cmd: RemotingCommand, result: HandlerResult | bytes) -> None:
         """A handler's result: answered now, by a future's callback, or by a task."""
-        if result is None or type(result) is RemotingCommand:
-            self._reply(cmd, result)
-        elif type(result) is Gathered:
+        if result is None or type(result) is RemotingCommand or type(result) is bytes \
+                or type(result) is Gathered:
             self._reply(cmd, result)
         elif type(result) is Later:
             self._answer_later(cmd, result)
@@ -609,7 +612,7 @@ class RemotingConnection(asyncio.Protocol):
         later.future.add_done_callback(done)
 
     def _answer_later_group(self, cmds: list[RemotingCommand],
-                            finishes: list[Callable[[Any], RemotingCommand | None]],
+                            finishes: list[Callable[[Any], RemotingCommand | bytes | None]],
                             future: asyncio.Future[Any]) -> None:
         """:meth:`_answer_later` of requests whose answers are all due from ``future``: one callback
         answers them in order."""
@@ -658,7 +661,9 @@ class RemotingConnection(asyncio.Protocol):
         self._tasks.add(task)
         task.add_done_callback(functools.partial(self._task_done, cmd))
 
-    def _reply(self, request: RemotingCommand, response: RemotingCommand | Gathered | None) -> None:
+    def _reply(self, request: RemotingCommand, response: RemotingCommand | Gathered | bytes | None) -> None:
+        """Write the answer to ``request``: a command, a :class:`Gathered` frame, or its frame
+        already encoded (bytes, the request's opaque in it)."""
         if response is None or not expects_response(request.flag):
             return
         transport = self._transport
@@ -666,7 +671,9 @@ class RemotingConnection(asyncio.Protocol):
             # mirrors NettyRemotingAbstract: an answer for a channel that is gone is only dropped
             log.debug("dropping the answer to %s: the connection is closed", request)
             return
-        if type(response) is Gathered:
+        if type(response) is bytes:
+            data = response
+        elif type(response) is Gathered:
             # its head carries the request's opaque already (the handler built it for this request)
             if self._dispatching:
                 self._out.append(response.head)
@@ -676,14 +683,15 @@ class RemotingConnection(asyncio.Protocol):
             else:
                 self.send_raw(response.frame())
             return
-        assert isinstance(response, RemotingCommand)
-        if response.opaque != request.opaque:
-            response = response.replace(opaque=request.opaque)
-        body = response.body
-        if body is not None and len(body) >= SEPARATE_BODY:
-            self.send(response)
-            return
-        data = encode_command(response)
+        else:
+            assert isinstance(response, RemotingCommand)
+            if response.opaque != request.opaque:
+                response = response.replace(opaque=request.opaque)
+            body = response.body
+            if body is not None and len(body) >= SEPARATE_BODY:
+                self.send(response)
+                return
+            data = encode_command(response)
         self._out.append(data)
         self._out_size += len(data)
         if not self._dispatching and not self._flush_scheduled:

@@ -602,7 +602,7 @@ class Broker:
         return handler(self, conn, req)
 
     def _handle_sends(self, conn: RemotingConnection,
-                      reqs: list[RemotingCommand]) -> list[HandlerResult | Exception] | None:
+                      reqs: list[RemotingCommand]) -> list[HandlerResult | bytes | Exception] | None:
         """The SEND_MESSAGE(_V2)s of one read, together (:func:`.processors.send.send_messages`);
         None (one at a time, through :meth:`_handle`) before the broker runs, with ACL checks, or
         where the send handler is not the plain one."""

@@ -3,15 +3,27 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reference_broker.broker import Broker
 from reference_broker.broker.processors.common import java_bool, validate_topic
-from reference_broker.broker.processors.send import parse_send_header
+from reference_broker.broker.processors.send import (
+    _frame_or_response,
+    ok_frame,
+    ok_frame_tail,
+    parse_send_header,
+    put_status_response,
+)
 from reference_broker.broker.props import java_properties_text, send_properties_text
-from wire import RemotingCommand
+from reference_broker.store import PutResult, PutStatus
+from tests.broker.helpers import broker_config
+from wire import RemotingCommand, encode_command
 from wire.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
-from wire.message import decode_properties, encode_properties
+from wire.message import create_offset_msg_id, decode_properties, encode_properties
 
 # the keys producers send, plus the two the broker changes and some that share HashMap buckets
 _KEYS = ["UNIQ_KEY", "KEYS", "TAGS", "WAIT", "CLUSTER", "MSG_REGION", "TRACE_ON", "INSTANCE_ID", "a", "b",
@@ -83,3 +95,38 @@ def test_topic_validation_is_the_same_from_the_cache() -> None:
         first = validate_topic(topic)
         validate_topic.cache_clear()
         assert validate_topic(topic) == first
+
+
+#: a broker that is never started (put_status_response reads its region, trace flag and stats)
+_BROKER_ROOT = tempfile.TemporaryDirectory(prefix="fastpaths-")
+_BROKER = Broker(broker_config(Path(_BROKER_ROOT.name)), host="127.0.0.1", port=0)
+
+
+@given(st.integers(-(2**31), 2**31 - 1), st.integers(0, 2**63 - 1), st.integers(0, 1023),
+       st.integers(0, 2**63 - 1), st.text(max_size=8), st.sampled_from(["true", "false"]),
+       st.sampled_from(["BenchTopic", "TopicTest", ""]), st.booleans())
+def test_send_ok_frame_template_is_the_encoded_response(opaque: int, offset: int, queue_id: int,
+                                                       queue_offset: int, region: str, trace: str,
+                                                       topic: str, v2: bool) -> None:
+    """The SEND_OK frame the run path writes from its template is the frame of the response the
+    one-at-a-time path builds (put_status_response) and encodes, byte for byte, and it counts
+    the put alike."""
+    broker = _BROKER
+    broker.region_id, broker.trace_on_text = region, trace
+    msg_id = create_offset_msg_id("127.0.0.1", 10911, offset)
+    req = RemotingCommand.request(310 if v2 else 10, {"b" if v2 else "topic": topic} if topic else {},
+                                  b"body", opaque=opaque)
+    result = PutResult(PutStatus.PUT_OK, msg_id, queue_offset, offset, 100, 1, 1)
+    before = _put_counts(broker)
+    expected = encode_command(put_status_response(broker, req, result, queue_id))
+    counted = _put_counts(broker)
+    tail = ok_frame_tail(region, trace)
+    assert ok_frame(opaque, msg_id, queue_id, queue_offset, tail) == expected
+    assert _frame_or_response(broker, req, result, queue_id, tail) == expected
+    after = _put_counts(broker)
+    assert {k: after[k] - counted.get(k, 0) for k in after} == {k: counted[k] - before.get(k, 0) for k in counted}
+
+
+def _put_counts(broker: Broker) -> dict[tuple[str, str], int]:
+    """The messages each (statistic, key) of the broker's stats has counted."""
+    return {key: sum(cell[0] for cell in buckets.values()) for key, buckets in broker.stats._items.items()}

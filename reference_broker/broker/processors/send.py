@@ -33,11 +33,14 @@ typed classes of :mod:`wire.headers`, which give Java's result or a precise erro
 
 from __future__ import annotations
 
+import functools
 import random
-from collections.abc import Awaitable, Coroutine, Iterator, Sequence
+import struct
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
+from json.encoder import encode_basestring as json_string
 from typing import TYPE_CHECKING, Any, overload
 
-from wire import MQVersion, RemotingCommand, RequestCode, ResponseCode
+from wire import MQVersion, RemotingCommand, RequestCode, ResponseCode, SerializeType
 from wire.aio import HandlerResult, Later, RemotingConnection
 from wire.bodies import TopicConfig, TopicFilterType
 from wire.headers import (
@@ -57,6 +60,7 @@ from wire.message import (
     reset_transaction_value,
 )
 from wire.message.delay import capped_delay_level, delay_level_queue_id, delay_time_level
+from wire.remoting import DEFAULT_VERSION
 
 from ...bodies import BodyDecoders, request_body
 from ...store import MessageToStore, PendingPut, PutResult, PutStatus, disk_used_ratio
@@ -76,7 +80,8 @@ from .common import (
 if TYPE_CHECKING:
     from ..broker import Broker
 
-__all__ = ["HANDLERS", "SendHeader", "parse_send_header", "put_status_response", "send_messages"]
+__all__ = ["HANDLERS", "SendHeader", "ok_frame", "ok_frame_tail", "parse_send_header", "put_status_response",
+           "send_messages"]
 
 _V1_KEYS = (
     "producerGroup",
@@ -412,13 +417,13 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
 
 
 def send_messages(broker: Broker, conn: RemotingConnection,
-                  reqs: Sequence[RemotingCommand]) -> list[HandlerResult | Exception]:
+                  reqs: Sequence[RemotingCommand]) -> list[HandlerResult | bytes | Exception]:
     """:func:`send_message` of each SEND_MESSAGE(_V2) of one read, in order: one answer (or the
     exception its handling raised) a request. The plain messages among them (no transaction, no
     delay, no retry topic: what :func:`send_message` hands to ``put_deferred``) are put as runs
     (:meth:`.MessageStore.put_deferred_many`); any other request first puts the run before it,
     so the store sees every put in the order of the requests."""
-    out: list[HandlerResult | Exception] = []
+    out: list[HandlerResult | bytes | Exception] = []
     run: list[MessageToStore] = []
     waiting: list[tuple[int, RemotingCommand, int]] = []  # (place in out, request, answer queue id)
     store = broker.store
@@ -448,11 +453,64 @@ def send_messages(broker: Broker, conn: RemotingConnection,
     return out
 
 
-def _answer_run(broker: Broker, out: list[HandlerResult | Exception],
+def _answer_run(broker: Broker, out: list[HandlerResult | bytes | Exception],
                 waiting: list[tuple[int, RemotingCommand, int]],
                 puts: list[PutResult | PendingPut | Coroutine[Any, Any, PutResult]]) -> None:
+    """The answers of a run's puts: a JSON request's SEND_OK encoded from the template
+    (:func:`ok_frame`), anything else as :func:`_answer` makes it."""
+    tail = ok_frame_tail(broker.region_id, broker.trace_on_text)
     for (at, req, queue_id), put in zip(waiting, puts, strict=True):
-        out[at] = _answer(broker, req, put, queue_id)
+        if req.serialize_type is not _JSON:
+            out[at] = _answer(broker, req, put, queue_id)
+        elif type(put) is PutResult:
+            out[at] = _frame_or_response(broker, req, put, queue_id, tail)
+        elif type(put) is PendingPut:
+            finish = functools.partial(_finish_frame, broker, req, put.finish, queue_id, tail)
+            out[at] = Later(put.future, finish)
+        else:
+            out[at] = _answer(broker, req, put, queue_id)
+
+
+def _finish_frame(broker: Broker, req: RemotingCommand, finish: Callable[[PutStatus], PutResult],
+                  queue_id: int, tail: str, status: PutStatus) -> bytes | RemotingCommand:
+    return _frame_or_response(broker, req, finish(status), queue_id, tail)
+
+
+def _frame_or_response(broker: Broker, req: RemotingCommand, result: PutResult, queue_id: int,
+                       tail: str) -> bytes | RemotingCommand:
+    """:func:`put_status_response` of a single message's put, as its frame (encoded from the
+    template) when it is SEND_OK."""
+    if result.status is not _PUT_OK:
+        return put_status_response(broker, req, result, queue_id)
+    ext = req.ext_fields
+    topic = ext.get("topic") or ext.get("b")
+    if topic:
+        broker.stats.record("TOPIC_PUT_NUMS", topic, result.msg_num)
+    return ok_frame(req.opaque, result.msg_id, queue_id, result.queue_offset, tail)
+
+
+_JSON = SerializeType.JSON
+_FRAME_PREFIX = struct.Struct(">iI")
+#: the end of a SEND_OK answer's JSON header, after its opaque
+_OK_END = f',"serializeTypeCurrentRPC":"JSON","version":{DEFAULT_VERSION:d}}}'
+
+
+def ok_frame_tail(region_id: str, trace_on: str) -> str:
+    """The part of a SEND_OK answer's JSON header between its queue offset and its opaque."""
+    return (f',"MSG_REGION":{json_string(region_id)},"TRACE_ON":{json_string(trace_on)}}},"flag":1,'
+            f'"language":"JAVA","opaque":')
+
+
+def ok_frame(opaque: int, msg_id: str, queue_id: int, queue_offset: int, tail: str) -> bytes:
+    """The frame of the SEND_OK answer to a JSON send request, encoded from a template: the bytes
+    ``encode_command(put_status_response(...))`` makes for a stored single message (SUCCESS with
+    msgId, queueId, queueOffset, MSG_REGION and TRACE_ON; ``tail`` from :func:`ok_frame_tail`).
+    tests/broker/test_fastpaths.py holds the two together. ``msg_id`` is an offset msgId (hex
+    digits: nothing to escape)."""
+    header = (f'{{"code":0,"extFields":{{"msgId":"{msg_id}","queueId":"{queue_id:d}","queueOffset":'
+              f'"{queue_offset:d}"{tail}{opaque:d}{_OK_END}').encode("utf-8", "replace")
+    n = len(header)
+    return _FRAME_PREFIX.pack(n + 4, n) + header
 
 
 def _message(broker: Broker, conn: RemotingConnection,
