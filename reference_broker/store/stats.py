@@ -10,6 +10,7 @@ minute and the previous minute's figures are reported.
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 from collections import deque
@@ -99,6 +100,7 @@ class StoreStats:
 
     # ------------------------------------------------------------------ recording
     def record_put(self, count: int, size: int, elapsed_ms: int) -> None:
+        """One put of ``count`` messages and ``size`` bytes that took ``elapsed_ms``."""
         self.put_times_total += count
         self.put_size_total += size
         if elapsed_ms <= 0:
@@ -106,15 +108,26 @@ class StoreStats:
             self._distribution[0] += 1
             self._latency[0] += 1
             return
+        self._timed(1, elapsed_ms)
+
+    def record_puts(self, puts: int, count: int, size: int, elapsed_ms: int) -> None:
+        """:meth:`record_put` of ``puts`` puts that took ``elapsed_ms`` each, ``count`` messages
+        and ``size`` bytes in all (the puts of one run)."""
+        self.put_times_total += count
+        self.put_size_total += size
+        if elapsed_ms <= 0:
+            self._distribution[0] += puts
+            self._latency[0] += puts
+            return
+        self._timed(puts, elapsed_ms)
+
+    def _timed(self, puts: int, elapsed_ms: int) -> None:
         self.put_entire_time_max = max(self.put_entire_time_max, elapsed_ms)
-        i = 0
-        while i < len(_DISTRIBUTION_LIMITS) and elapsed_ms > _DISTRIBUTION_LIMITS[i]:
-            i += 1
-        self._distribution[i] += 1
-        for j, bound in enumerate(_LATENCY_BOUNDS):
-            if elapsed_ms <= bound:
-                self._latency[j] += 1
-                break
+        # the first bucket whose limit the time does not pass
+        self._distribution[bisect.bisect_left(_DISTRIBUTION_LIMITS, elapsed_ms)] += puts
+        j = bisect.bisect_left(_LATENCY_BOUNDS, elapsed_ms)
+        if j < len(_LATENCY_BOUNDS):
+            self._latency[j] += puts
 
     def record_put_failed(self) -> None:
         self.put_failed_times += 1

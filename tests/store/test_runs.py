@@ -92,12 +92,15 @@ def _put(root: Path, msgs: list[MessageToStore], chunks: list[int] | None) -> tu
                 assert at == len(msgs)
             found = [sorted(s.puts.index.query_offset(t, f"k{i}", 8, 0, 2**62)[0]) for t in TOPICS
                      for i in range(0, len(msgs), 37)]
-            return results, found, s.puts.run_messages
+            st = s.stats
+            counted = (st.put_times_total, st.put_size_total, st.put_failed_times, sum(st._distribution),
+                       sum(st._latency))
+            return results, found, counted, s.puts.run_messages
 
-    results, found, made = run(go())
+    results, found, counted, made = run(go())
     data, blanks = _masked(cfg)
     units = {(t, q): cq_units(cfg, t, q) for t in TOPICS for q in range(QUEUES)}
-    return [_fields(r) for r in results], data, blanks, units, found, made
+    return [_fields(r) for r in results], data, blanks, units, found, counted, made
 
 
 def test_runs_store_and_answer_as_puts_one_at_a_time(tmp_path: Path) -> None:
@@ -110,7 +113,7 @@ def test_runs_store_and_answer_as_puts_one_at_a_time(tmp_path: Path) -> None:
         left -= chunks[-1]
     one = _put(tmp_path / "one", msgs, None)
     runs = _put(tmp_path / "runs", msgs, chunks)
-    results, data, blanks, units, found, made = one
+    results, data, blanks, units, found, counted, made = one
     assert runs[-1] > len(msgs) * 0.9 and made == 0  # the runs were made as runs
     statuses = [r[0] for r in results]
     assert statuses.count(PutStatus.MESSAGE_ILLEGAL) >= 14 and statuses.count(PutStatus.PUT_OK) > 2900
@@ -122,3 +125,5 @@ def test_runs_store_and_answer_as_puts_one_at_a_time(tmp_path: Path) -> None:
     assert runs[2] == blanks
     assert runs[3] == units
     assert runs[4] == found and any(found)
+    # the store's put statistics count every put alike: messages, bytes, refusals, timed puts
+    assert runs[5] == counted and counted[0] == statuses.count(PutStatus.PUT_OK) == counted[3]

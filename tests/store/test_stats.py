@@ -7,7 +7,7 @@ from pathlib import Path
 
 from reference_broker.config import BrokerConfig
 from reference_broker.store import MessageStore, StoreConfig
-from reference_broker.store.stats import StoreStats, human_readable_bytes, java_double
+from reference_broker.store.stats import _LATENCY_BOUNDS, StoreStats, human_readable_bytes, java_double
 from tests.store.storeutil import message, run, small_config
 
 
@@ -73,3 +73,22 @@ def test_store_config_from_broker_properties(tmp_path: Path) -> None:
     assert sc.sync_flush and sc.is_slave and sc.store_host == ("10.1.2.3", 20911)
     assert (sc.file_reserved_hours, sc.delete_when, sc.max_hash_slot_num, sc.max_index_num) == (48, "03", 100, 400)
     assert sc.delay_levels_ms == (1000, 120000) and sc.sync_flush_timeout_ms == 1234
+
+
+def test_put_times_fall_in_javas_buckets() -> None:
+    """Each timed put lands in the first distribution bucket whose limit it does not pass and the
+    first latency bucket that holds it (StoreStatsService), one put or many at a time."""
+    limits = (0, 10, 50, 100, 200, 500, 1000, 2000, 3000, 4000, 5000, 10000)
+    for elapsed in (0, 1, 2, 9, 10, 11, 49, 50, 51, 99, 100, 101, 499, 500, 999, 1000, 1001, 4999, 5000,
+                    9999, 10000, 10001, 2**40):
+        one, many = StoreStats(), StoreStats()
+        one.record_put(1, 10, elapsed)
+        many.record_puts(3, 3, 30, elapsed)
+        want = next((i for i, limit in enumerate(limits) if elapsed <= limit), len(limits))
+        assert one._distribution[want] == 1 and sum(one._distribution) == 1, elapsed
+        assert many._distribution[want] == 3 and sum(many._distribution) == 3, elapsed
+        at = next(j for j, bound in enumerate(_LATENCY_BOUNDS) if elapsed <= bound)
+        assert one._latency[at] == 1 and sum(one._latency) == 1, elapsed
+        assert many._latency[at] == 3 and sum(many._latency) == 3, elapsed
+        assert (many.put_times_total, many.put_size_total) == (3, 30)
+
