@@ -261,17 +261,19 @@ def _run(spark: SparkSession, inputs: list[str], out: Path, partitions: int | No
     t = time.monotonic()
     plan = _plan(spark, inputs, split_bytes)  # reads the inputs only: a bad one costs no output
     stages["scan"] = time.monotonic() - t
-    prepare_out(out)
-    # the marker first: a run that fails half-way leaves a directory the next run may reuse
-    (out / MARKER).write_text(json.dumps({"complete": False, "captures": plan.captures}, indent=1) + "\n")
     raw = str(out / _RAW)
-    os.makedirs(raw, exist_ok=True)
     try:
-        counts, units = _decode(spark, plan, out, raw, partitions, roles, note, stages)
+        prepare_out(out)
+        # the marker first: a run that fails half-way leaves a directory the next run may reuse
+        (out / MARKER).write_text(json.dumps({"complete": False, "captures": plan.captures}, indent=1) + "\n")
+        os.makedirs(raw, exist_ok=True)
+        try:
+            counts, units = _decode(spark, plan, out, raw, partitions, roles, note, stages)
+        finally:
+            shutil.rmtree(raw, ignore_errors=True)
     finally:
-        shutil.rmtree(raw, ignore_errors=True)
         if plan.ranged is not None:
-            plan.ranged.data.unpersist()
+            plan.ranged.data.unpersist()  # the remote ranges' bytes Spark kept for the jobs
 
     info: list[dict[str, Any]] = [
         {

@@ -72,7 +72,9 @@ def _read_by_ranges(spark: Any, src: Path, files: list[Path]) -> None:
 
     url = _mount(spark, src)
     out = src.parent / "out"
+    kept = spark.sparkContext._jsc.getPersistentRDDs().size()
     result = run_job(spark, [url], out, split_bytes=SPLIT_BYTES, partitions=3)
+    assert spark.sparkContext._jsc.getPersistentRDDs().size() == kept  # the ranges' bytes are let go
     info = {c["path"].rpartition("/")[2]: c for c in result.captures}
     for f in files:
         ranges = -(-f.stat().st_size // SPLIT_BYTES)
@@ -126,6 +128,24 @@ def test_a_remote_pcapng_is_read_by_byte_ranges_in_parallel(spark: Any, tmp_path
                 shutil.copy(p, src / p.name)
                 files.append(src / p.name)
     _read_by_ranges(spark, src, files)
+
+
+def test_a_refused_out_costs_nothing(spark: Any, tmp_path: Path) -> None:
+    """A remote file read by byte ranges, then an --out that holds someone else's files: the job
+    stops, the files are untouched, and Spark keeps none of the ranges' bytes."""
+    from analysis.job import AnalysisError, run_job
+
+    src = tmp_path / "src"
+    src.mkdir()
+    fooling_capture(src / "made-fooling.pcap")
+    out = tmp_path / "out"
+    (out / "_arrow").mkdir(parents=True)
+    (out / "_arrow" / "theirs.txt").write_text("keep me")
+    kept = spark.sparkContext._jsc.getPersistentRDDs().size()
+    with pytest.raises(AnalysisError, match="not empty"):
+        run_job(spark, [_mount(spark, src)], out, split_bytes=SPLIT_BYTES, partitions=2)
+    assert (out / "_arrow" / "theirs.txt").read_text() == "keep me"
+    assert spark.sparkContext._jsc.getPersistentRDDs().size() == kept
 
 
 def test_range_bytes_from_arrow_batches() -> None:
