@@ -115,3 +115,9 @@ class FakeMaster:
         _, writer = self.connections[conn]
         writer.write(pack_transfer_header(offset, len(data)) + data)
         await writer.drain()
+
+    async def send_raw(self, data: bytes, conn: int = -1) -> None:
+        """Bytes as they are (a frame cut anywhere, a header alone)."""
+        _, writer = self.connections[conn]
+        writer.write(data)
+        await writer.drain()

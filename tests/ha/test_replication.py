@@ -34,6 +34,7 @@ from tests.javakit import free_broker_port
 from wire import RemotingCommand, ResponseCode
 from wire.aio import RemotingConnection
 from wire.bodies import HARuntimeInfo
+from wire.ha.session import pack_transfer_header
 
 MB = 1 << 20
 NAME = "broker-h"
@@ -492,6 +493,40 @@ def test_a_transfer_that_does_not_continue_the_slaves_log_reconnects(tmp_path: P
             # the new connection starts from the slave's end; the store kept only the good bytes
             await wait_until(lambda: fm.reports[1][:1] == [MB + 100])
             assert slave.store.commitlog_max_offset() == MB + 100
+
+    run(main())
+
+
+def test_frames_cut_anywhere_and_across_a_file_end_land_whole(tmp_path: Path) -> None:
+    """A header and a body cut into pieces at any byte, a body that runs past a file's end (no Java
+    master sends one, the store takes it) and a body size no Java slave could hold (the connection
+    closes, nothing of it kept)."""
+    async def main() -> None:
+        fm = FakeMaster()
+        async with fm.running(), slave_cfg(tmp_path / "s", "", haMasterAddress=fm.addr) as slave:
+            await asyncio.wait_for(fm.connected.wait(), 5)
+            await wait_until(lambda: fm.reports and fm.reports[0] == [0])
+            first = bytes(range(256)) * 4 * 1020  # ends 4 KiB before the first file's end
+            frame = pack_transfer_header(MB, len(first)) + first
+            for cut in (5, 12, 13, 4000, 70000, len(frame)):  # the header cut too
+                await fm.send_raw(frame[:cut])
+                frame = frame[cut:]
+                await asyncio.sleep(0.01)
+            await wait_until(lambda: fm.reports[0][-1] == MB + len(first))
+            across = b"\x5a" * 10000  # 4 KiB in the first file, the rest in the next
+            await fm.send(MB + len(first), across)
+            end = MB + len(first) + len(across)
+            await wait_until(lambda: slave.store.commitlog_max_offset() == end and fm.reports[0][-1] == end)
+            files = commitlog_files(slave)
+            assert list(files) == [f"{MB:020d}", f"{2 * MB:020d}"]
+            assert files[f"{MB:020d}"] == first + across[:4096]
+            assert files[f"{2 * MB:020d}"][:10000 - 4096] == across[4096:]
+            assert not any(files[f"{2 * MB:020d}"][10000 - 4096:])
+            await fm.send_raw(pack_transfer_header(end, 4 * MB))  # more than a 4 MiB buffer holds
+            await wait_until(lambda: len(fm.reports) == 2, 10)
+            await wait_until(lambda: fm.reports[1][:1] == [end])
+            assert slave.store.commitlog_max_offset() == end
+            assert slave.ha_client is not None and slave.ha_client.mismatches == 1
 
     run(main())
 
