@@ -233,6 +233,10 @@ class PutService(Room):
                 replicas = self.replica_waiter(result.wrote_offset, end)
                 if isinstance(flushed, asyncio.Future):
                     return self._finish(result, _with_replicas(flushed, replicas), begin)
+                if deferred and isinstance(replicas, asyncio.Future):
+                    # answered by the future's done callback, as a group commit's puts are: the
+                    # ack that covers a batch of puts answers them all in one pass, no coroutines
+                    return PendingPut(self, result, replicas, begin)
                 return self._finish(result, replicas, begin)
             if isinstance(flushed, asyncio.Future):
                 if deferred:
