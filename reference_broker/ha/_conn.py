@@ -3,8 +3,8 @@
 
 * :class:`ConnectionTasks`, a master's connection to one slave: a socket served by a reader task and
   a writer task, closed once, with its reason, when either task ends; the writer sends the
-  CommitLog straight from the mapped files (:meth:`ConnectionTasks._send_commitlog`), the protocol
-  giving only each frame's header.
+  CommitLog straight from its files with ``sendfile`` (:meth:`ConnectionTasks._send_commitlog`),
+  the protocol giving only each frame's header.
 * :class:`MasterLink`, a slave's client: one connection at a time to its master, made again after a
   failure; a reader and a ticker on it; the replicated records dispatched right behind the copy.
 * Stopping a service's tasks (:func:`reap`, :func:`cancel_and_wait`).
@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -32,7 +33,7 @@ __all__ = ["CONNECT_TIMEOUT_S", "DISPATCH_SLICE", "GATHER_FRAMES", "TICK_S", "Co
 
 log = logging.getLogger("reference_broker.ha")
 
-#: frames per sendmsg during a catch-up (two buffers each: header and data)
+#: frames sent before the writer lets the other tasks in (during a catch-up)
 GATHER_FRAMES = 64
 #: how long a slave's connect to its master may take
 CONNECT_TIMEOUT_S = 3.0
@@ -104,39 +105,57 @@ class ConnectionTasks:
 
     async def _send_commitlog(self, store: MessageStore, next_offset: Callable[[], int], batch_size: int,
                               frame: Callable[[int], tuple[bytes, int] | None]) -> int:
-        """Send the CommitLog from ``next_offset()`` on, at most :data:`GATHER_FRAMES` frames in one
-        ``sendmsg``, each frame's data a read-only view of the mapped file (at most ``batch_size``
-        bytes, never across a file end). ``frame(n)`` is the protocol's part: the header of a frame
-        that may carry the ``n`` bytes there and how many it does carry (it moves the session's
-        cursor on), or None for no frame now. Returns the data bytes sent, -1 when nothing was
-        there to send. The views are released before the socket is waited for."""
-        buffers: list[bytes | memoryview] = []
-        views: list[memoryview] = []
+        """Send the CommitLog from ``next_offset()`` on, at most :data:`GATHER_FRAMES` frames: each
+        frame's header, then its data (at most ``batch_size`` bytes, never across a file end)
+        straight from the CommitLog file with ``sendfile``, so the bytes never pass through user
+        space (on a loopback connection the receiver's copy is the only one). ``frame(n)`` is the
+        protocol's part: the header of a frame that may carry the ``n`` bytes there and how many
+        it does carry (it moves the session's cursor on), or None for no frame now. Returns the
+        data bytes sent, -1 when nothing was there to send."""
         sent = 0
+        frames = 0
+        while frames < GATHER_FRAMES:
+            at = next_offset()
+            span = store.commitlog_span(at, batch_size)
+            if span is None:
+                break
+            cut = frame(span[2])
+            if cut is None:
+                break
+            header, size = cut
+            await self._send_frame(store, header, at, size, span)
+            sent += size
+            frames += 1
+        return sent if frames else -1
+
+    async def _send_frame(self, store: MessageStore, header: bytes, at: int, size: int,
+                          span: tuple[int, int, int]) -> None:
+        """One frame: ``header`` (held back for the data with MSG_MORE), then the ``size`` CommitLog
+        bytes at ``at`` (``span`` is where they lie) by ``sendfile``, waiting whenever the socket
+        is full. The file is looked up again after each wait (it may have been deleted meanwhile:
+        the connection then ends)."""
+        sock = self.sock
         try:
-            while len(buffers) < 2 * GATHER_FRAMES:
-                view = store.commitlog_view(next_offset(), batch_size)
-                if view is None:
-                    break
-                cut = frame(len(view))
-                if cut is None:
-                    view.release()
-                    break
-                header, size = cut
-                part = view[:size]
-                views += [part, view]
-                buffers += [header, part]
-                sent += size
-            if not buffers:
-                return -1
-            rest = _sock.send_now(self.sock, buffers)
-        finally:
-            buffers.clear()
-            for v in views:
-                v.release()
-        if rest:
-            await asyncio.get_running_loop().sock_sendall(self.sock, rest)
-        return sent
+            n = sock.send(header, socket.MSG_MORE)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        if n < len(header):
+            await asyncio.get_running_loop().sock_sendall(sock, header[n:])
+        fd, pos, _ = span
+        done = 0
+        while True:
+            try:
+                done += os.sendfile(sock.fileno(), fd, pos + done, size - done)
+            except (BlockingIOError, InterruptedError):
+                await _sock.wait_writable(sock)
+                looked = store.commitlog_span(at + done, size - done)
+                if looked is None or looked[2] < size - done:
+                    raise ConnectionAbortedError(
+                        f"the CommitLog bytes at {at + done} went before they were sent") from None
+                fd, pos, _ = looked
+                pos -= done
+            if done >= size:
+                return
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         if task.cancelled():

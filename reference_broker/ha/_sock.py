@@ -1,12 +1,10 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
 """Non-blocking socket helpers for the HA connections (raw TCP, no remoting framing).
 
-The master sends CommitLog bytes straight from the mapped files: :func:`send_now` hands the kernel
-a list of buffers (transfer headers and read-only views of the mapping) in one ``sendmsg`` call,
-so the data is copied once, from the page cache into the socket, and never into a Python object.
-What the socket does not take at once is copied out (it is at most a socket buffer's worth), so
-that the caller can release its views before it waits: a CommitLog file with a view out cannot be
-closed.
+:func:`send_now` sends what the socket takes right now and copies out the rest (at most a socket
+buffer's worth) for the caller to send when it can; :func:`wait_writable` waits for a socket to
+take bytes again without writing to it, for a caller that then makes its own calls (``sendfile``
+from a CommitLog file).
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ import asyncio
 import socket
 from collections.abc import Sequence
 
-__all__ = ["IOV_MAX", "connect", "listen", "send_now", "split_host_port"]
+__all__ = ["IOV_MAX", "connect", "listen", "send_now", "split_host_port", "wait_writable"]
 
 #: buffers per sendmsg call (Linux's IOV_MAX is 1024)
 IOV_MAX = 1024
@@ -83,3 +81,23 @@ def send_now(sock: socket.socket, buffers: Sequence[bytes | memoryview]) -> byte
         if pending and n:
             pending[0] = memoryview(pending[0])[n:]
     return b"".join(pending)
+
+
+def _ready(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+async def wait_writable(sock: socket.socket) -> None:
+    """Until ``sock`` takes bytes again."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[None] = loop.create_future()
+    fd = sock.fileno()
+    loop.add_writer(fd, _ready, fut)
+    try:
+        await fut
+    finally:
+        # a socket closed meanwhile had its registration removed by its closer, and its number may
+        # belong to another socket by now
+        if sock.fileno() == fd:
+            loop.remove_writer(fd)

@@ -12,8 +12,9 @@ becomes a :class:`SlaveConnection`: two tasks around one :class:`wire.ha.V4Maste
   each accepted ack advances the SYNC_MASTER waiters it covers (:mod:`.waiters`).
 * The writer waits for the slave's first report, fixes where the transfer starts (an empty slave at
   the master's last CommitLog file, else at its report), then sends whatever the CommitLog holds past
-  the cursor: ``haTransferBatchSize`` per frame, each frame from one file, up to 64 frames per
-  ``sendmsg`` straight from the mapped files (:mod:`._sock`). When nothing is left it sleeps until
+  the cursor: ``haTransferBatchSize`` per frame (as Java cuts them), each frame from one file, its
+  data sent with ``sendfile`` from the CommitLog file (no copy in user space), up to 64 frames
+  before the other tasks get a turn. When nothing is left it sleeps until
   the store appends (an append listener wakes every connection) or a heartbeat is due
   (``haSendHeartbeatInterval``: the 12-byte header with no data).
 * Housekeeping: every second, a connection that read nothing for ``haHousekeepingInterval`` closes.

@@ -188,14 +188,16 @@ class CommitLog:
         found = self.record_at(offset)
         return found[1].store_timestamp if found is not None else -1
 
-    def view_data(self, offset: int, max_bytes: int) -> memoryview | None:
-        """:meth:`read_data` as a read-only view of the mapping (no copy); None when nothing is there."""
+    def data_span(self, offset: int, max_bytes: int) -> tuple[int, int, int] | None:
+        """:meth:`read_data` as ``(file descriptor, position in the file, length)``, for
+        ``sendfile``; None when nothing is there. The descriptor is the file's own: good until the
+        file is closed (expired or truncated), so look it up again after every wait."""
         f = self.files.find(offset)
-        if f is None:
+        if f is None or f.closed:
             return None
         pos = offset - f.file_from_offset
         n = min(max_bytes, f.wrote_position - pos)
-        return f.view(pos, n) if n > 0 else None
+        return (f.fd, pos, n) if n > 0 else None
 
     def roll_next_file(self, offset: int) -> int:
         """Start of the file after the one holding ``offset`` (``rollNextFile``)."""

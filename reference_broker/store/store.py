@@ -325,12 +325,13 @@ class MessageStore(ReadDoor):
         self._check_readable()
         return self.commitlog.read_data(offset, max_bytes)
 
-    def commitlog_view(self, offset: int, max_bytes: int) -> memoryview | None:
-        """A read-only view of the CommitLog bytes from ``offset`` to the end of the data of its
-        file, at most ``max_bytes``; None when nothing is there. Release it soon: a file with a
-        view out cannot be closed (the HA master sends from it without a copy)."""
+    def commitlog_span(self, offset: int, max_bytes: int) -> tuple[int, int, int] | None:
+        """Where the CommitLog bytes from ``offset`` to the end of the data of its file (at most
+        ``max_bytes``) lie: ``(file descriptor, position, length)``, for ``os.sendfile``; None when
+        nothing is there. The descriptor is good until the file is closed: look it up again after
+        every wait (the HA master sends from it without any copy in user space)."""
         self._check_readable()
-        return self.commitlog.view_data(offset, max_bytes)
+        return self.commitlog.data_span(offset, max_bytes)
 
     def append_replica(self, offset: int, data: bytes | bytearray | memoryview, *,
                        dispatch: bool = True) -> None:
