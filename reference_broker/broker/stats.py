@@ -62,12 +62,14 @@ class StatsItems:
         #: (name, key) -> 10-second bucket -> [sum of values, calls]
         self._items: dict[tuple[str, str], dict[int, list[int]]] = {}
 
-    def record(self, name: str, key: str, value: int, now_ms: int | None = None) -> None:
+    def record(self, name: str, key: str, value: int, now_ms: int | None = None, calls: int = 1) -> None:
+        """Add ``value`` to an item (``StatsItem.addValue``); ``calls`` says for how many calls
+        (the sends of one run are counted in one go)."""
         now = _now_ms() if now_ms is None else now_ms
         buckets = self._items.setdefault((name, key), {})
         cell = buckets.setdefault(now // _BUCKET_MS, [0, 0])
         cell[0] += value
-        cell[1] += 1
+        cell[1] += calls
         oldest = (now - _WINDOWS["day"]) // _BUCKET_MS
         if len(buckets) > 8700:
             for b in [b for b in buckets if b < oldest]:

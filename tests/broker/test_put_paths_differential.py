@@ -123,7 +123,9 @@ def _consume_queues(root: Path) -> dict[str, bytes]:
 
 
 def _one_connection(root: Path, flush: str, *, slice_size: int, deferred: bool,
-                    runs: bool) -> tuple[list[tuple[object, ...]], bytes, dict[str, bytes]]:
+                    runs: bool) -> tuple[list[tuple[object, ...]], bytes, dict[str, bytes], object]:
+    counted: dict[object, tuple[int, int]] = {}
+
     async def main() -> list[RemotingCommand]:
         async with running_broker(root, flushDiskType=flush, mappedFileSizeCommitLog=str(64 << 10),
                                   mappedFileSizeConsumeQueue=str(20 * 64)) as b:
@@ -139,10 +141,13 @@ def _one_connection(root: Path, flush: str, *, slice_size: int, deferred: bool,
                 assert made == 0, made
             elif slice_size > BATCH:
                 assert made > REQUESTS // 2, made
+            # the broker's statistics (VIEW_BROKER_STATS_DATA): messages and sends by topic
+            for key, buckets in b.stats._items.items():
+                counted[key] = (sum(c[0] for c in buckets.values()), sum(c[1] for c in buckets.values()))
             return answers
 
     answers = run(main(), timeout=120)
-    return _summary(answers), _masked_commitlog(root), _consume_queues(root)
+    return _summary(answers), _masked_commitlog(root), _consume_queues(root), counted
 
 
 #: the batch paths, each compared with the one-at-a-time path: answers made by the group commit's
@@ -158,9 +163,9 @@ PATHS = {"deferred": {"slice_size": 10**9, "deferred": True, "runs": False},
 @pytest.mark.parametrize("flush", ["ASYNC_FLUSH", "SYNC_FLUSH"])
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_batch_paths_answer_and_store_as_one_at_a_time(tmp_path: Path, flush: str, path: str) -> None:
-    plain, plain_bytes, plain_cq = _one_connection(tmp_path / "plain", flush, slice_size=10**9,
-                                                   deferred=False, runs=False)
-    other, other_bytes, other_cq = _one_connection(tmp_path / path, flush, **PATHS[path])  # type: ignore[arg-type]
+    plain, plain_bytes, plain_cq, plain_stats = _one_connection(tmp_path / "plain", flush, slice_size=10**9,
+                                                                deferred=False, runs=False)
+    other, other_bytes, other_cq, other_stats = _one_connection(tmp_path / path, flush, **PATHS[path])  # type: ignore[arg-type]
     assert len(plain) == REQUESTS and all(code == 0 for _, code, *_ in plain), plain[:3]
     # in the connection's order, as sent
     assert [a[0] for a in plain] == [i + 1 for i in range(REQUESTS)]
@@ -171,6 +176,7 @@ def test_batch_paths_answer_and_store_as_one_at_a_time(tmp_path: Path, flush: st
     assert len(other_bytes) == len(plain_bytes)
     assert other_bytes == plain_bytes
     assert other_cq == plain_cq
+    assert other_stats == plain_stats and plain_stats[("TOPIC_PUT_NUMS", "DiffTopic")][1] == REQUESTS
 
 
 def test_sliced_puts_keep_each_connections_order_under_concurrency(tmp_path: Path) -> None:

@@ -459,16 +459,28 @@ def _answer_run(broker: Broker, out: list[HandlerResult | bytes | Exception],
     """The answers of a run's puts: a JSON request's SEND_OK encoded from the template
     (:func:`ok_frame`), anything else as :func:`_answer` makes it."""
     tail = ok_frame_tail(broker.region_id, broker.trace_on_text)
+    #: TOPIC_PUT_NUMS of the stored sends, by topic: (messages, sends), recorded once a topic
+    counts: dict[str, tuple[int, int]] = {}
     for (at, req, queue_id), put in zip(waiting, puts, strict=True):
         if req.serialize_type is not _JSON:
             out[at] = _answer(broker, req, put, queue_id)
         elif type(put) is PutResult:
-            out[at] = _frame_or_response(broker, req, put, queue_id, tail)
+            if put.status is not _PUT_OK:
+                out[at] = put_status_response(broker, req, put, queue_id)
+                continue
+            ext = req.ext_fields
+            topic = ext.get("topic") or ext.get("b")
+            if topic:
+                n, calls = counts.get(topic, (0, 0))
+                counts[topic] = (n + put.msg_num, calls + 1)
+            out[at] = ok_frame(req.opaque, put.msg_id, queue_id, put.queue_offset, tail)
         elif type(put) is PendingPut:
             finish = functools.partial(_finish_frame, broker, req, put.finish, queue_id, tail)
             out[at] = Later(put.future, finish)
         else:
             out[at] = _answer(broker, req, put, queue_id)
+    for topic, (n, calls) in counts.items():
+        broker.stats.record("TOPIC_PUT_NUMS", topic, n, calls=calls)
 
 
 def _finish_frame(broker: Broker, req: RemotingCommand, finish: Callable[[PutStatus], PutResult],
