@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.broker.helpers import run, running_broker, send_request
-from wire import FrameBuffer, RemotingCommand, decode_frame, encode_command
+from wire import FrameBuffer, RemotingCommand, SerializeType, decode_frame, encode_command
 from wire.message import BLANK_MAGIC_CODE, BatchEntry, encode_batch
 
 QUEUES = 4
@@ -51,9 +51,17 @@ def _requests(conn: int, n: int = REQUESTS) -> list[bytes]:
                                  for j in range(BATCH)])
             req = send_request("DiffTopic", b"", code=320, queue_id=i % QUEUES)
             req = req.replace(body=body, ext_fields={**req.ext_fields, "i": "WAIT\x01true"})
+        elif i % BATCH_EVERY == 12:
+            # a SEND_MESSAGE_V2 whose header says batch: a batch put among the single sends
+            body = encode_batch([BatchEntry(body=f"v{conn}-{i}-{j}".encode(), properties={"KEYS": f"v{j}"})
+                                 for j in range(3)])
+            req = send_request("DiffTopic", b"", queue_id=i % QUEUES)
+            req = req.replace(body=body, ext_fields={**req.ext_fields, "m": "true"})
         else:
+            # now and then a ROCKETMQ header (its answer is a ROCKETMQ header too)
+            kind = SerializeType.ROCKETMQ if i % BATCH_EVERY == 18 else SerializeType.JSON
             req = send_request("DiffTopic", f"m{conn}-{i}".encode() * (1 + i % 7), queue_id=i % QUEUES,
-                               keys=f"key{i}", uniq=f"{conn:08X}{i:024X}", tags="TagA")
+                               keys=f"key{i}", uniq=f"{conn:08X}{i:024X}", tags="TagA", serialize_type=kind)
         frames.append(encode_command(req.replace(opaque=opaque)))
     return frames
 

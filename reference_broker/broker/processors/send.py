@@ -408,6 +408,8 @@ def schedule_rewrite(
 def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand) -> HandlerResult:
     """SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE (``asyncProcessRequest``)."""
     made = _message(broker, conn, req)
+    if isinstance(made, _Batch):
+        return _send_batch(broker, conn, req, made.header, made.topic_config)
     if not isinstance(made, tuple):
         return made
     msg, answer_queue_id, plain = made
@@ -441,11 +443,13 @@ def send_messages(broker: Broker, conn: RemotingConnection,
         if run:
             _answer_run(broker, out, waiting, store.put_deferred_many(run))
             run, waiting = [], []
-        if not isinstance(made, tuple):
-            out.append(made)
-            continue
         try:
-            out.append(_answer(broker, req, store.put(made[0]), made[1]))
+            if isinstance(made, _Batch):
+                out.append(_send_batch(broker, conn, req, made.header, made.topic_config))
+            elif isinstance(made, tuple):
+                out.append(_answer(broker, req, store.put(made[0]), made[1]))
+            else:
+                out.append(made)
         except Exception as exc:
             out.append(exc)
     if run:
@@ -525,18 +529,28 @@ def ok_frame(opaque: int, msg_id: str, queue_id: int, queue_offset: int, tail: s
     return _FRAME_PREFIX.pack(n + 4, n) + header
 
 
+class _Batch:
+    """A checked send whose header says batch: its messages are put by :func:`_send_batch`."""
+
+    __slots__ = ("header", "topic_config")
+
+    def __init__(self, header: SendHeader, topic_config: TopicConfig) -> None:
+        self.header = header
+        self.topic_config = topic_config
+
+
 def _message(broker: Broker, conn: RemotingConnection,
-             req: RemotingCommand) -> HandlerResult | tuple[MessageToStore, int, bool]:
+             req: RemotingCommand) -> RemotingCommand | tuple[MessageToStore, int, bool] | _Batch:
     """The message a send request stores, the queue id its answer names, and whether it is plain
-    (put with ``put_deferred``: no rewrite of its properties can follow); or the answer itself
-    (a refusal, or a SEND_BATCH_MESSAGE's)."""
+    (put with ``put_deferred``: no rewrite of its properties can follow); a batch to put; or the
+    answer itself (a refusal). Nothing is put here."""
     h = parse_send_header(req)
     checked = _msg_check(broker, conn, req, h)
     if isinstance(checked, RemotingCommand):
         return checked
     tc = checked
     if h.batch:
-        return _send_batch(broker, conn, req, h, tc)
+        return _Batch(h, tc)
     topic = h.topic
     queue_id = h.queue_id
     if queue_id < 0:
