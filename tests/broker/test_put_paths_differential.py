@@ -13,9 +13,9 @@ as runs (``Broker.batch_sends``, ``PutService.runs``), and these together. Every
 opaque, its place in the connection's order, code, msgId, queue id and queue offset must be the
 same, and so must the CommitLog's bytes, BLANKs at the files' ends included (all but each
 record's store timestamp and the two ports, the client's and the broker's, which differ from run
-to run), and the consume queues' units. A second load, four connections at once, checks what
-must hold whatever the interleaving: each connection's answers come in its request order and
-each queue's offsets in the order of its sends.
+to run), and the consume queues' units. A second load, four connections at once (with sliced
+batches, and with runs), checks what must hold whatever the interleaving: each connection's
+answers come in its request order and each queue's offsets in the order of its sends.
 """
 
 from __future__ import annotations
@@ -187,11 +187,15 @@ def test_batch_paths_answer_and_store_as_one_at_a_time(tmp_path: Path, flush: st
     assert other_stats == plain_stats and plain_stats[("TOPIC_PUT_NUMS", "DiffTopic")][1] == REQUESTS
 
 
-def test_sliced_puts_keep_each_connections_order_under_concurrency(tmp_path: Path) -> None:
+@pytest.mark.parametrize("slice_size", [8, 10**9], ids=["sliced", "runs"])
+def test_puts_keep_each_connections_order_under_concurrency(tmp_path: Path, slice_size: int) -> None:
     async def main() -> list[list[RemotingCommand]]:
         async with running_broker(tmp_path, mappedFileSizeCommitLog=str(4 << 20)) as b:
-            b.store.puts.slice = 8
-            return list(await asyncio.gather(*(_drive(b.port, _requests(c, 300)) for c in range(4))))
+            b.store.puts.slice = slice_size
+            answers = list(await asyncio.gather(*(_drive(b.port, _requests(c, 300)) for c in range(4))))
+            if slice_size > BATCH:
+                assert b.store.puts.run_messages > 300, b.store.puts.run_messages
+            return answers
 
     per_conn = run(main(), timeout=120)
     seen: dict[str, list[int]] = {}
