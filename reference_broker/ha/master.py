@@ -226,6 +226,8 @@ class HAService:
         self.rejected = 0
         self.waiters: OffsetWaiters[PutStatus] = OffsetWaiters(PutStatus.PUT_OK,
                                                                PutStatus.FLUSH_SLAVE_TIMEOUT)
+        #: puts are being made in this pass of the loop (they may share a waiter)
+        self._pass_open = False
         self._listener: socket.socket | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._port: int | None = None
@@ -315,12 +317,22 @@ class HAService:
             master_put_where - self.push2slave_max_offset < self.config.slave_fallbehind_max
 
     def wait_for_slaves(self, begin: int, end: int) -> Awaitable[PutStatus]:
-        """The store's replica waiter on a SYNC_MASTER (``submitReplicaRequest``)."""
+        """The store's replica waiter on a SYNC_MASTER (``submitReplicaRequest``). The puts made in
+        one pass of the loop (a pipelined producer's read of sends is stored as one run) share
+        one waiter when they follow one another in the CommitLog: the writer sends them to the
+        slaves together, so one ack covers them, and answers them with one future."""
         if not self.is_slave_ok(end):
             fut: asyncio.Future[PutStatus] = asyncio.get_running_loop().create_future()
             fut.set_result(PutStatus.SLAVE_NOT_AVAILABLE)
             return fut
-        return self.waiters.wait(begin, end, self.config.slave_timeout_ms / 1000)
+        join = self._pass_open
+        if not join:
+            self._pass_open = True
+            asyncio.get_running_loop().call_soon(self._pass_ended)
+        return self.waiters.wait(begin, end, self.config.slave_timeout_ms / 1000, join=join)
+
+    def _pass_ended(self) -> None:
+        self._pass_open = False
 
     # ------------------------------------------------------------------ status
     def in_sync(self, diff: int) -> bool:

@@ -28,27 +28,53 @@ __all__ = ["OffsetWaiters"]
 S = TypeVar("S")
 
 
+class _Waiter(Generic[S]):
+    """One entry of the queue: a range, its deadline, its future, and how many puts share it."""
+
+    __slots__ = ("begin", "deadline", "end", "future", "puts")
+
+    def __init__(self, begin: int, end: int, deadline: float, future: asyncio.Future[S]) -> None:
+        self.begin = begin
+        self.end = end
+        self.deadline = deadline
+        self.future = future
+        self.puts = 1
+
+
 class OffsetWaiters(Generic[S]):
     """A FIFO of futures, each answered ``ok`` once an ack covers its range, or ``expired`` when
-    its deadline passes first."""
+    its deadline passes first. Puts made together (in one pass of the loop, one after the other
+    in the CommitLog) may share one future: ``wait(..., join=True)`` extends the last waiter's
+    range to cover the new put, and the ack that covers them all answers them with one callback
+    each, as the puts of one group commit share its future."""
 
     def __init__(self, ok: S, expired: S) -> None:
         self._ok = ok
         self._expired = expired
-        self._queue: deque[tuple[int, int, float, asyncio.Future[S]]] = deque()
+        self._queue: deque[_Waiter[S]] = deque()
         self._timer: asyncio.TimerHandle | None = None
-        #: waiters answered ``ok`` / ``expired`` so far, the number of advances that released any,
-        #: and the largest batch one advance released
+        #: puts answered ``ok`` / ``expired`` so far, the number of advances that released any,
+        #: and the largest batch (in puts) one advance released
         self.released = 0
         self.expired = 0
         self.batches = 0
         self.largest_batch = 0
 
     def __len__(self) -> int:
-        return len(self._queue)
+        return sum(w.puts for w in self._queue)
 
-    def wait(self, begin: int, end: int, timeout_s: float) -> asyncio.Future[S]:
-        """A future answered once an ack covers ``[begin, end)``, or ``expired`` after ``timeout_s``."""
+    def wait(self, begin: int, end: int, timeout_s: float, *, join: bool = False) -> asyncio.Future[S]:
+        """A future answered once an ack covers ``[begin, end)``, or ``expired`` after ``timeout_s``.
+        With ``join``, a put that continues the last waiter's range (``begin`` is its end) and is
+        not answered yet shares its future and its deadline (the caller joins only puts made
+        together, so the deadlines differ by microseconds)."""
+        q = self._queue
+        if join and q:
+            last = q[-1]
+            if last.end == begin and end >= begin and not last.future.done():
+                last.end = end
+                last.puts += 1
+                return last.future
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[S] = loop.create_future()
         if timeout_s <= 0:
@@ -56,11 +82,10 @@ class OffsetWaiters(Generic[S]):
             self.expired += 1
             return fut
         deadline = loop.time() + timeout_s
-        q = self._queue
-        item = (begin, end, deadline, fut)
-        if q and (q[-1][1] > end or q[-1][2] > deadline):
+        item = _Waiter(begin, end, deadline, fut)
+        if q and (q[-1].end > end or q[-1].deadline > deadline):
             # out of order (a timeout changed at run time): keep the queue sorted
-            items = sorted([*q, item], key=lambda w: (w[1], w[2]))
+            items = sorted([*q, item], key=lambda w: (w.end, w.deadline))
             q.clear()
             q.extend(items)
             self._arm(loop)
@@ -72,22 +97,22 @@ class OffsetWaiters(Generic[S]):
 
     def advance(self, start: int, ack: int) -> int:
         """A connection whose transfer started at ``start`` acks ``ack``: answer every waiter whose
-        range lies in ``[start, ack]``; returns how many."""
+        range lies in ``[start, ack]``; returns how many puts."""
         q = self._queue
-        if not q or q[0][1] > ack:
+        if not q or q[0].end > ack:
             return 0
         kept = []
         n = 0
-        while q and q[0][1] <= ack:
+        while q and q[0].end <= ack:
             item = q.popleft()
-            fut = item[3]
+            fut = item.future
             if fut.done():
                 continue
-            if item[0] < start:
+            if item.begin < start:
                 kept.append(item)  # this connection was never sent these bytes
                 continue
             fut.set_result(self._ok)
-            n += 1
+            n += item.puts
         q.extendleft(reversed(kept))
         if n:
             self.released += n
@@ -103,7 +128,7 @@ class OffsetWaiters(Generic[S]):
             self._timer.cancel()
             self._timer = None
         if self._queue:
-            self._timer = loop.call_at(min(w[2] for w in self._queue), self._expire)
+            self._timer = loop.call_at(min(w.deadline for w in self._queue), self._expire)
 
     def _expire(self) -> None:
         self._timer = None
@@ -112,11 +137,11 @@ class OffsetWaiters(Generic[S]):
             return
         loop = asyncio.get_running_loop()
         now = loop.time()
-        keep = [w for w in q if w[2] > now and not w[3].done()]
-        for *_, deadline, fut in q:
-            if deadline <= now and not fut.done():
-                fut.set_result(self._expired)
-                self.expired += 1
+        keep = [w for w in q if w.deadline > now and not w.future.done()]
+        for w in q:
+            if w.deadline <= now and not w.future.done():
+                w.future.set_result(self._expired)
+                self.expired += w.puts
         q.clear()
         q.extend(keep)
         self._arm(loop)
@@ -127,6 +152,6 @@ class OffsetWaiters(Generic[S]):
             self._timer.cancel()
             self._timer = None
         while self._queue:
-            fut = self._queue.popleft()[3]
+            fut = self._queue.popleft().future
             if not fut.done():
                 fut.set_result(status)

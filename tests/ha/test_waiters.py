@@ -71,3 +71,20 @@ def test_zero_timeout_expires_at_once() -> None:
         assert (await waiters().wait(0, 1, 0)) == "TIMEOUT"
 
     run(main())
+
+
+def test_joined_puts_share_one_future_answered_by_the_ack_that_covers_them_all() -> None:
+    async def main() -> None:
+        w = waiters()
+        first = w.wait(0, 10, 5.0)
+        joined = [w.wait(i * 10, i * 10 + 10, 5.0, join=True) for i in range(1, 4)]
+        gap = w.wait(50, 60, 5.0, join=True)  # does not continue the range: a waiter of its own
+        assert all(f is first for f in joined) and gap is not first and len(w) == 5
+        assert w.advance(0, 35) == 0 and not first.done()  # the shared range ends at 40
+        assert w.advance(0, 40) == 4 and first.result() == "OK" and not gap.done()
+        after = w.wait(60, 70, 5.0, join=True)  # the last waiter is not answered: joins it
+        assert after is gap and w.advance(0, 70) == 2 and (w.released, w.batches) == (6, 2)
+        late = w.wait(70, 80, 0.05, join=True)  # nothing left to join
+        assert await late == "TIMEOUT" and w.expired == 1
+
+    run(main())
