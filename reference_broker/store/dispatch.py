@@ -146,10 +146,10 @@ class Dispatcher(Room):
             self.last_store_ts = store_timestamp
 
     def dispatch_many(self, requests: list[DispatchRequest]) -> None:
-        """:meth:`dispatch` of each request, in CommitLog order, batched as :meth:`_dispatch_heads`
-        batches a head scan: each queue's units in one append, the index keys hashed and put
-        together, then the listeners told of each record in order. The same units, index
-        entries and listener calls as one :meth:`dispatch` a request."""
+        """:meth:`dispatch` of each request, in CommitLog order, batched: each queue's units in one
+        append, the index keys hashed and put together, then the listeners told of each record in
+        order (every unit is readable by then). The same units, index entries and listener calls
+        as one :meth:`dispatch` a request."""
         queues = self.queues
         by_topic = queues.by_topic
         units: dict[ConsumeQueue, list[tuple[int, int, int, int, int]]] = {}
@@ -273,62 +273,17 @@ class Dispatcher(Room):
         return False
 
     def _dispatch_heads(self, base: int, heads: list[_codec.RecordHead]) -> None:
-        """:meth:`dispatch` of a run of records of the file that starts at ``base``, batched: the
-        units of each queue in one append, the index keys hashed and put together, then the
-        listeners told of each record in order (every unit is readable by then)."""
-        queues = self.queues
-        by_topic = queues.by_topic
-        delay_topic = SCHEDULE_TOPIC
-        tag_codes = self._tag_codes
-        units: dict[ConsumeQueue, list[tuple[int, int, int, int, int]]] = {}
-        told: list[tuple[str, int, int, int, int]] = []
-        indexed: list[tuple[str, int, int, str | None, str | None]] = []
-        index_enable = self._index_enable
-        store_ts = 0
+        """:meth:`dispatch_many` of a run of record heads of the file that starts at ``base``."""
+        requests: list[DispatchRequest] = []
         for head in heads:
             commit_offset = base + head.position
             if head.physical_offset != commit_offset:
                 log.warning("record at %d says it is at %d", commit_offset, head.physical_offset)
-            topic = head.topic
             text = head.properties_text
-            props = _codec.decode_properties(text) if text else _NO_PROPS
-            store_ts = head.store_timestamp
-            tran = head.sys_flag & TRAN_MASK
-            if tran not in HELD_TRAN_TYPES:
-                tags = props.get(_TAGS)
-                if topic == delay_topic:
-                    code = self.tags_code(topic, props, store_ts)
-                elif not tags:
-                    code = 0
-                else:
-                    cached = tag_codes.get(tags)
-                    if cached is None:
-                        if len(tag_codes) >= _TAG_CODES_MAX:
-                            tag_codes.clear()
-                        cached = tag_codes[tags] = _codec.tags_code(tags)
-                    code = cached
-                queue_id = head.queue_id
-                qs = by_topic.get(topic)
-                cq = qs.get(queue_id) if qs is not None else None
-                if cq is None:
-                    cq = queues.find_or_create(topic, queue_id)
-                run = units.get(cq)
-                if run is None:
-                    run = units[cq] = []
-                run.append((commit_offset, head.total_size, code, head.queue_offset, store_ts))
-                told.append((topic, queue_id, head.queue_offset, store_ts, code))
-            if index_enable and tran != _ROLLBACK:
-                keys = props.get(_KEYS)
-                uniq = props.get(_UNIQ_KEY)
-                if keys or uniq:
-                    indexed.append((topic, commit_offset, store_ts, keys, uniq))
-        for cq, run in units.items():
-            cq.put_units(run)
-        if indexed:
-            self.index.build_many(indexed)
-        self._tell(told)
-        if store_ts > self.last_store_ts:
-            self.last_store_ts = store_ts
+            requests.append((head.topic, head.queue_id, commit_offset, head.total_size, head.store_timestamp,
+                             head.queue_offset, _codec.decode_properties(text) if text else _NO_PROPS,
+                             head.sys_flag))
+        self.dispatch_many(requests)
 
     @property
     def behind_bytes(self) -> int:
