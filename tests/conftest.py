@@ -13,9 +13,13 @@ repeated scenarios N times (repetitions, data size: the ``soak`` fixture, ``MQCT
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
+import signal
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -206,3 +210,133 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         pytest.fail(report, pytrace=False)
     item.stash[_PASSED] = True
     return result
+
+
+# ---------------------------------------------------------------------------- leaked processes
+# Every process a test starts, it stops. Each process started in this session inherits
+# MQCTL_TEST_SESSION (unless its environment was replaced, and then it is a child of this one), so
+# that the daemons that detach from their parent (the Java servers, a local cluster's servers) are
+# found too. After each test that started a process (an audit hook counts the starts), the
+# session's live processes are listed and the new ones noted as that test's. When the session ends
+# (after every other fixture's teardown) the processes still running fail it, each named with its
+# pid, its command line and the test that started it, and are then stopped (SIGTERM, SIGKILL after
+# 5 s) so that none outlives the run.
+
+_SESSION_VAR = "MQCTL_TEST_SESSION"
+_SESSION_ID = f"{os.getpid()}-{time.time_ns()}"
+os.environ[_SESSION_VAR] = _SESSION_ID
+_SPAWN_EVENTS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
+                           "os.system", "os.exec", "pty.spawn"})
+#: how many processes were started so far (the audit hook's count)
+_SPAWNS = [0]
+#: (pid, start time) -> the test during which the process was first seen
+_STARTED_BY: dict[tuple[int, float], str] = {}
+#: (start, end, nodeid) of each test run so far, in CLOCK_BOOTTIME seconds (a process first seen
+#: between two checks is named by its start time); _RUNNING the one running
+_WINDOWS: list[tuple[float, float, str]] = []
+_RUNNING: list[tuple[float, str]] = []
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _count_spawns(event: str, _args: tuple[object, ...]) -> None:
+    if event in _SPAWN_EVENTS:
+        _SPAWNS[0] += 1
+
+
+sys.addaudithook(_count_spawns)
+
+
+def _boottime() -> float:
+    return time.clock_gettime(time.CLOCK_BOOTTIME)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    """Note the processes each test (its set-up and teardown included) started, and when it ran."""
+    spawns = _SPAWNS[0]
+    _RUNNING[:] = [(_boottime(), item.nodeid)]
+    try:
+        return (yield)
+    finally:
+        start, nodeid = _RUNNING.pop()
+        _WINDOWS.append((start, _boottime(), nodeid))
+        if _SPAWNS[0] != spawns:
+            for pid, (started, _cmd) in session_processes().items():
+                _STARTED_BY.setdefault((pid, started), nodeid)
+
+
+def session_processes() -> dict[int, tuple[float, str]]:
+    """The live processes this session started (not zombies): pid -> (start time in CLOCK_BOOTTIME
+    seconds, command line)."""
+    me = os.getpid()
+    marker = f"{_SESSION_VAR}={_SESSION_ID}".encode()
+    found: dict[int, tuple[float, str]] = {}
+    if not os.path.isdir("/proc"):
+        return found
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        pid = int(entry.name)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            if fields[0] in (b"Z", b"X") or (int(fields[1]) != me and marker not in
+                                              Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")):
+                continue
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").strip()
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile, or not ours to read
+        found[pid] = (int(fields[19]) / _TICKS, cmdline.decode(errors="replace"))
+    return found
+
+
+def _started_by(pid: int, start: float) -> str:
+    """The test that started the process: the one after which it was first seen, else the one(s)
+    running when it started (one clock tick of slack)."""
+    nodeid = _STARTED_BY.get((pid, start))
+    if nodeid is not None:
+        return nodeid
+    slack = 1.5 / _TICKS
+    windows = _WINDOWS + [(t0, _boottime(), nodeid) for t0, nodeid in _RUNNING]
+    hits = [nodeid for t0, t1, nodeid in windows if t0 - slack <= start <= t1 + slack]
+    if hits:
+        return " or ".join(dict.fromkeys(hits))
+    return "before the first test (at collection)" if not windows or start < windows[0][0] else "no test"
+
+
+def _stop_processes(pids: list[int]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + 5.0
+        while pids and time.monotonic() < deadline:
+            for pid in pids:
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, os.WNOHANG)  # reap our own children
+            live = session_processes()
+            pids = [pid for pid in pids if pid in live]
+            time.sleep(0.05)
+        if not pids:
+            return
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_left() -> Iterator[None]:
+    """Fails the session when a process it started still runs after every fixture stopped (see
+    the notes above), after a grace for those already shutting down (MQCTL_PROCESS_GRACE
+    seconds, 10 by default)."""
+    yield
+    deadline = time.monotonic() + float(os.environ.get("MQCTL_PROCESS_GRACE", "10"))
+    left = session_processes()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = session_processes()
+    if not left:
+        return
+    lines = [f"  pid {pid}, started by {_started_by(pid, start)}: {cmd[:300]}"
+             for pid, (start, cmd) in sorted(left.items())]
+    _stop_processes(sorted(left))
+    pytest.fail(f"{len(left)} process(es) started by the tests still ran at the end of the session "
+                "(every process a test starts, it stops; they have now been stopped):\n" + "\n".join(lines),
+                pytrace=False)
