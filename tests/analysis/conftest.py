@@ -1,7 +1,8 @@
 # Licensed under the Apache License, Version 2.0. See LICENSE.
-"""One real local SparkSession for the whole test session (``local[2]``, 4 shuffle partitions,
-1 GiB, quiet), and the analysis of every capture of fixtures/ and ../shared, run once and shared by
-the tests that check its tables. Skips with a reason where pyspark or java is missing.
+"""One real local SparkSession for the tests of this package (``local[2]``, 4 shuffle partitions,
+1 GiB, quiet; stopped, its JVM with it, once they are done, so that it holds no memory or CPU
+through the rest of the suite), and the analysis of every capture of fixtures/ and ../shared, run
+once and shared by the tests that check its tables. Skips with a reason where pyspark or java is missing.
 
 Besides the real captures the job reads two made here: a pcapng copy of a fixture (split by its
 block structure) and a capture whose TCP payload is itself a pcap file (record headers that chain
@@ -28,7 +29,7 @@ def _need_spark() -> None:
         pytest.skip("java is missing (scripts/bootstrap installs a JDK as root)")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def spark() -> Iterator[Any]:
     _need_spark()
     from analysis.session import build_session, default_conf
@@ -184,13 +185,13 @@ def fooling_pcapng(path: Path) -> Path:
 SPLIT_BYTES = 64 * 1024
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def made_captures(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     d = tmp_path_factory.mktemp("made")
     return [pcapng_copy(d / "made-peers.pcapng"), fooling_capture(d / "made-fooling.pcap")]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def analysed(spark: Any, tmp_path_factory: pytest.TempPathFactory,
              made_captures: list[Path]) -> tuple[Path, Any, list[Path]]:
     """(output directory, job result, captures) of one job over every capture."""
