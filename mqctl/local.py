@@ -358,7 +358,17 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
+def _reap_exited() -> None:
+    """Wait for every process this one started that has exited: one that another process stopped
+    (``mqctl conformance replay --local-cluster`` moving a slave, then starting its own) is no
+    longer in the cluster's file, and would stay a zombie with its Popen never waited for."""
+    for pid, child in list(_CHILDREN.items()):
+        if child.poll() is not None:
+            del _CHILDREN[pid]
+
+
 def _stop(proc: LocalProcess, wait: float) -> LocalProcess:
+    _reap_exited()
     if not _alive(proc):
         return replace(proc, state="stopped")
     assert proc.pid is not None
