@@ -266,8 +266,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def session_processes() -> dict[int, tuple[float, str]]:
-    """The live processes this session started (not zombies): pid -> (start time in CLOCK_BOOTTIME
-    seconds, command line)."""
+    """The processes this session started that still run, and its own children that exited but
+    were never waited for (zombies: a ``Popen`` nobody waited for, which warns "subprocess N is
+    still running" when it is collected): pid -> (start time in CLOCK_BOOTTIME seconds, what)."""
     me = os.getpid()
     marker = f"{_SESSION_VAR}={_SESSION_ID}".encode()
     found: dict[int, tuple[float, str]] = {}
@@ -279,14 +280,20 @@ def session_processes() -> dict[int, tuple[float, str]]:
         pid = int(entry.name)
         try:
             with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-            if fields[0] in (b"Z", b"X") or (int(fields[1]) != me and marker not in
-                                              Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")):
+                head, _, tail = f.read().rpartition(b")")
+            fields = tail.split()
+            child = int(fields[1]) == me
+            if fields[0] == b"X" or (fields[0] == b"Z" and not child):
                 continue
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").strip()
+            if not child and marker not in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                continue
+            if fields[0] == b"Z":
+                what = f"{head.partition(b'(')[2].decode(errors='replace')}, exited but never waited for"
+            else:
+                what = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").strip().decode(errors="replace")
         except (OSError, IndexError, ValueError):
             continue  # gone meanwhile, or not ours to read
-        found[pid] = (int(fields[19]) / _TICKS, cmdline.decode(errors="replace"))
+        found[pid] = (int(fields[19]) / _TICKS, what)
     return found
 
 

@@ -70,3 +70,34 @@ def test_a_process_left_running_fails_the_session_and_is_stopped(tmp_path: Path)
     # stopped, and reaped: no "subprocess ... is still running" from the Popen left behind
     assert "still running" not in out, out
     assert not _running("4000.1") and not _running("4000.2")
+
+
+ZOMBIE = '''
+import subprocess
+import time
+
+KEPT = []
+
+
+def test_never_waits_for_its_child():
+    KEPT.append(subprocess.Popen(["true"]))
+    time.sleep(0.5)  # it exits; nobody waits for it
+'''
+
+
+def test_a_child_never_waited_for_fails_the_session(tmp_path: Path) -> None:
+    """A Popen whose process exited but was never waited for (the "subprocess N is still running"
+    warning when it is collected) is named too, and reaped."""
+    (tmp_path / "conftest.py").write_text(CONFTEST.read_text())
+    (tmp_path / "test_cases.py").write_text(ZOMBIE)
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\naddopts = --strict-markers -p no:cacheprovider\nfilterwarnings = error\n"
+        "markers =\n    provokes_error_log(pattern): on purpose\n    shared: x\n")
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-q", str(tmp_path)],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(root), "MQCTL_PROCESS_GRACE": "1"})
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    assert "started by test_cases.py::test_never_waits_for_its_child: true, exited but never waited for" in out, out
+    assert "still running" not in out, out
