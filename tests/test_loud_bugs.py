@@ -6,12 +6,9 @@ provokes one on purpose says so with ``provokes_error_log`` and fails if it neve
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-CONFTEST = Path(__file__).with_name("conftest.py")
+from tests.inner_session import run_session
 
 CASES = '''
 import asyncio
@@ -80,15 +77,7 @@ def test_a_bug_in_teardown_fails(request):
 
 
 def test_the_fixture_fails_the_tests_that_log_a_bug(tmp_path: Path) -> None:
-    (tmp_path / "conftest.py").write_text(CONFTEST.read_text())
-    (tmp_path / "test_cases.py").write_text(CASES)
-    (tmp_path / "pytest.ini").write_text(
-        "[pytest]\naddopts = --strict-markers -p no:cacheprovider\n"
-        "markers =\n    provokes_error_log(pattern): on purpose\n    shared: x\n")
-    root = Path(__file__).resolve().parents[1]
-    r = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-q", str(tmp_path)], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(root)})
+    r = run_session(tmp_path, CASES)
     outcome = {}
     for line in r.stdout.splitlines():
         for word in ("PASSED", "FAILED", "ERROR"):

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-CONFTEST = Path(__file__).with_name("conftest.py")
+from tests.inner_session import run_session
 
 CASES = '''
 import subprocess
@@ -38,6 +37,10 @@ def test_after_them():
 '''
 
 
+def _session(tmp_path: Path, cases: str) -> subprocess.CompletedProcess[str]:
+    return run_session(tmp_path, cases, ini="filterwarnings = error\n", env={"MQCTL_PROCESS_GRACE": "1"})
+
+
 def _running(marker: str) -> list[int]:
     found = []
     for entry in os.scandir("/proc"):
@@ -51,15 +54,7 @@ def _running(marker: str) -> list[int]:
 
 
 def test_a_process_left_running_fails_the_session_and_is_stopped(tmp_path: Path) -> None:
-    (tmp_path / "conftest.py").write_text(CONFTEST.read_text())
-    (tmp_path / "test_cases.py").write_text(CASES)
-    (tmp_path / "pytest.ini").write_text(
-        "[pytest]\naddopts = --strict-markers -p no:cacheprovider\nfilterwarnings = error\n"
-        "markers =\n    provokes_error_log(pattern): on purpose\n    shared: x\n")
-    root = Path(__file__).resolve().parents[1]
-    r = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-q", str(tmp_path)],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(root), "MQCTL_PROCESS_GRACE": "1"})
+    r = _session(tmp_path, CASES)
     out = r.stdout + r.stderr
     assert r.returncode == 1, out
     assert "4 passed, 1 error" in out, out
@@ -88,15 +83,7 @@ def test_never_waits_for_its_child():
 def test_a_child_never_waited_for_fails_the_session(tmp_path: Path) -> None:
     """A Popen whose process exited but was never waited for (the "subprocess N is still running"
     warning when it is collected) is named too, and reaped."""
-    (tmp_path / "conftest.py").write_text(CONFTEST.read_text())
-    (tmp_path / "test_cases.py").write_text(ZOMBIE)
-    (tmp_path / "pytest.ini").write_text(
-        "[pytest]\naddopts = --strict-markers -p no:cacheprovider\nfilterwarnings = error\n"
-        "markers =\n    provokes_error_log(pattern): on purpose\n    shared: x\n")
-    root = Path(__file__).resolve().parents[1]
-    r = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-q", str(tmp_path)],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(root), "MQCTL_PROCESS_GRACE": "1"})
+    r = _session(tmp_path, ZOMBIE)
     out = r.stdout + r.stderr
     assert r.returncode == 1, out
     assert "started by test_cases.py::test_never_waits_for_its_child: true, exited but never waited for" in out, out
