@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import shutil
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,8 +90,7 @@ def fooling_capture(path: Path) -> Path:
     """Remoting traffic whose message bodies are pcap records: a SEND_MESSAGE_V2 stream where each
     body holds the records of a small pcap file (times, lengths and chains that pass every
     candidate check), so byte ranges that start inside a body find a false boundary first."""
-    from wire import RemotingCommand, encode_command
-    from wire.capture.synth import PcapWriter, TcpFlow
+    from wire.capture.synth import PcapWriter
 
     inner = io.BytesIO()
     w = PcapWriter(inner)
@@ -99,14 +98,27 @@ def fooling_capture(path: Path) -> Path:
         w.write(1_795_000_000.0 + i * 0.001, bytes([i % 251]) * (60 + i))
     body = inner.getvalue()[24:]
     out = io.BytesIO()
-    w = PcapWriter(out)
-    flows = [TcpFlow(w, ("127.0.0.1", 41000 + i), ("127.0.0.1", 10911), isn=(1000 * i, 7000 * i))
+    _sends_on_three_flows(PcapWriter(out), 41000, body, 60)
+    path.write_bytes(out.getvalue())
+    return path
+
+
+def _sends_on_three_flows(w: Any, port: int, body: bytes, sends: int,
+                          before: Callable[[int], None] = lambda n: None) -> None:
+    """Three TCP flows from ``port``.. to a broker written to ``w``: each opened, then ``sends``
+    SEND_MESSAGE_V2 requests carrying ``body`` and their answers, taken in turns (``before(n)``
+    runs before the n-th), then each closed."""
+    from wire import RemotingCommand, encode_command
+    from wire.capture.synth import TcpFlow
+
+    flows = [TcpFlow(w, ("127.0.0.1", port + i), ("127.0.0.1", 10911), isn=(1000 * i, 7000 * i))
              for i in range(3)]
     t = 1_795_000_000.0
     for f in flows:
         f.handshake(t)
         t += 0.001
-    for n in range(60):
+    for n in range(sends):
+        before(n)
         f = flows[n % 3]
         req = RemotingCommand.request(310, {"a": "G", "b": "T", "e": str(n % 4), "i": ""}, body, opaque=n)
         f.send(t, 0, encode_command(req))
@@ -114,8 +126,6 @@ def fooling_capture(path: Path) -> Path:
         t += 0.002
     for f in flows:
         f.close(t)
-    path.write_bytes(out.getvalue())
-    return path
 
 
 class PcapNgBlocks:
@@ -150,9 +160,6 @@ def fooling_pcapng(path: Path) -> Path:
     blocks (enhanced packet blocks that chain like real ones, at every alignment so that some sit
     on a multiple of four in the file), and a second interface described half-way, whose packets
     the later ranges' blocks use (the interface count a range starts with is not its own)."""
-    from wire import RemotingCommand, encode_command
-    from wire.capture.synth import TcpFlow
-
     inner = io.BytesIO()
     iw = PcapNgBlocks(inner)
     for i in range(24):
@@ -161,22 +168,12 @@ def fooling_pcapng(path: Path) -> Path:
     body = b"".join(b"\x00" * k + blocks for k in range(4))
     out = io.BytesIO()
     w = PcapNgBlocks(out)
-    flows = [TcpFlow(w, ("127.0.0.1", 42000 + i), ("127.0.0.1", 10911), isn=(1000 * i, 7000 * i))  # type: ignore[arg-type]
-             for i in range(3)]
-    t = 1_795_000_000.0
-    for f in flows:
-        f.handshake(t)
-        t += 0.001
-    for n in range(40):
+
+    def second_interface_half_way(n: int) -> None:
         if n == 20:
             w.interface = w.add_interface()
-        f = flows[n % 3]
-        req = RemotingCommand.request(310, {"a": "G", "b": "T", "e": str(n % 4), "i": ""}, body, opaque=n)
-        f.send(t, 0, encode_command(req))
-        f.send(t + 0.0005, 1, encode_command(req.response(0, ext_fields={"queueOffset": str(n)})))
-        t += 0.002
-    for f in flows:
-        f.close(t)
+
+    _sends_on_three_flows(w, 42000, body, 40, second_interface_half_way)
     path.write_bytes(out.getvalue())
     return path
 
