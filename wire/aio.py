@@ -551,7 +551,7 @@ class RemotingConnection(asyncio.Protocol):
                     j += 1
                 if j > i:
                     group = cast("list[Later]", results[i - 1:j])
-                    self._answer_later_group(run[i - 1:j], [g.finish for g in group], future)
+                    self._answer_later(run[i - 1:j], [g.finish for g in group], future)
                     i = j
                     continue
             if isinstance(result, Exception):
@@ -580,7 +580,7 @@ class RemotingConnection(asyncio.Protocol):
                 or type(result) is Gathered:
             self._reply(cmd, result)
         elif type(result) is Later:
-            self._answer_later(cmd, result)
+            self._answer_later([cmd], [result.finish], result.future)
         elif type(result) is CoroutineType:
             _run_eagerly(self, cmd, result)
         elif inspect.isawaitable(result):
@@ -594,28 +594,12 @@ class RemotingConnection(asyncio.Protocol):
         whose answers are due."""
         return len(self._tasks) + len(self._parked) + self._later
 
-    def _answer_later(self, cmd: RemotingCommand, later: Later) -> None:
-        self._later += 1
-        finish = later.finish
-
-        def done(fut: asyncio.Future[Any]) -> None:
-            self._later -= 1
-            if fut.cancelled() or self.is_closing:
-                return
-            try:
-                response = finish(fut.result())
-            except Exception as exc:
-                self._handler_failed(cmd, exc)
-                return
-            self._reply(cmd, response)
-
-        later.future.add_done_callback(done)
-
-    def _answer_later_group(self, cmds: list[RemotingCommand],
-                            finishes: list[Callable[[Any], RemotingCommand | bytes | None]],
-                            future: asyncio.Future[Any]) -> None:
-        """:meth:`_answer_later` of requests whose answers are all due from ``future``: one callback
-        answers them in order."""
+    def _answer_later(self, cmds: list[RemotingCommand],
+                      finishes: list[Callable[[Any], RemotingCommand | bytes | None]],
+                      future: asyncio.Future[Any]) -> None:
+        """Answer requests whose answers are all due from ``future`` (one :class:`Later`, or the
+        :class:`Later` answers of a run that share one future): one callback answers them, in
+        order, each with its ``finish``."""
         count = len(cmds)
         self._later += count
 
