@@ -83,8 +83,9 @@ def loopback_mb_s(total: int, chunk: int = 1 << 20) -> float:
         t0 = time.perf_counter()
         sent = 0
         while sent < total:
-            c.sendall(data)
-            sent += chunk
+            n = min(chunk, total - sent)
+            c.sendall(data[:n])
+            sent += n
         t.join()
         took = time.perf_counter() - t0
     srv.close()
