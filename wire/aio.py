@@ -73,7 +73,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from concurrent.futures import Future as ThreadFuture
 from concurrent.futures import ThreadPoolExecutor
 from types import CoroutineType
@@ -106,6 +106,7 @@ __all__ = [
     "Gathered",
     "Handler",
     "Later",
+    "LaterRun",
     "NotRemoting",
     "Prepare",
     "RemotingConnection",
@@ -143,6 +144,22 @@ class Later:
         return decode_command(answer) if type(answer) is bytes else cast("RemotingCommand | None", answer)
 
 
+class LaterRun:
+    """The answers of several requests of one run (a :data:`BatchHandler`'s), all due when
+    ``future`` is done: ``finish(future.result())`` gives them, one a request, in the order of
+    the requests whose result is this one object. One callback answers them all (the sends of
+    one read that one group commit covers). A ``finish`` that raises answers each of them
+    SYSTEM_ERROR; as with :class:`Later`, a cancelled future or a closed connection answers
+    nothing."""
+
+    __slots__ = ("finish", "future")
+
+    def __init__(self, future: asyncio.Future[Any],
+                 finish: Callable[[Any], Sequence[RemotingCommand | bytes | None]]) -> None:
+        self.future = future
+        self.finish = finish
+
+
 class Gathered:
     """A handler's answer given as its frame in pieces: ``head`` (the length prefix and the header,
     :func:`wire.remoting.encode_command_head`) and the body's ``parts``, buffers written as they
@@ -175,10 +192,11 @@ HandlerResult = RemotingCommand | None | Later | Gathered | Awaitable[RemotingCo
 Handler = Callable[["RemotingConnection", RemotingCommand], HandlerResult]
 #: ``batch(connection, requests)``: the consecutive requests of one read whose codes the connection
 #: batches (``batch_codes``), handled together in their order: one result a request, as the handler
-#: would answer it (an exception: as the handler raising it; bytes: the answer's frame, encoded),
-#: or None to have them handled one at a time
+#: would answer it (an exception: as the handler raising it; bytes: the answer's frame, encoded;
+#: one :class:`LaterRun` at the places of the requests it answers), or None to have them handled
+#: one at a time
 BatchHandler = Callable[["RemotingConnection", list[RemotingCommand]],
-                        "list[HandlerResult | bytes | Exception] | None"]
+                        "list[HandlerResult | LaterRun | bytes | Exception] | None"]
 #: ``prepare(connection, request)``: CPU-heavy work on a large request, run in a worker thread
 #: before the request is handled (see the module notes); what it returns is the connection's
 #: ``prepared`` while the handler runs
@@ -541,9 +559,15 @@ class RemotingConnection(asyncio.Protocol):
                 self._dispatch(cmd)
             return
         i, n = 0, len(run)
+        taken: list[LaterRun] = []
         while i < n:
             cmd, result = run[i], results[i]
             i += 1
+            if isinstance(result, LaterRun):
+                if not any(result is t for t in taken):
+                    taken.append(result)
+                    self._answer_run([run[k] for k in range(i - 1, n) if results[k] is result], result)
+                continue
             if type(result) is Later:
                 future = result.future
                 j = i
@@ -616,6 +640,26 @@ class RemotingConnection(asyncio.Protocol):
                 self._reply(cmd, response)
 
         future.add_done_callback(done)
+
+    def _answer_run(self, cmds: list[RemotingCommand], later: LaterRun) -> None:
+        """Answer the requests of a run that one :class:`LaterRun` answers: one callback."""
+        count = len(cmds)
+        self._later += count
+
+        def done(fut: asyncio.Future[Any]) -> None:
+            self._later -= count
+            if fut.cancelled() or self.is_closing:
+                return
+            try:
+                answers = later.finish(fut.result())
+            except Exception as exc:
+                for cmd in cmds:
+                    self._handler_failed(cmd, exc)
+                return
+            for cmd, answer in zip(cmds, answers, strict=True):
+                self._reply(cmd, answer)
+
+        later.future.add_done_callback(done)
 
     def _handler_failed(self, cmd: RemotingCommand, exc: BaseException) -> None:
         """A handler (or its task) raised: SYSTEM_ERROR with the exception's text, as

@@ -57,6 +57,7 @@ from wire.aio import (
     Gathered,
     HandlerResult,
     Later,
+    LaterRun,
     RemotingConnection,
     RemotingIOError,
     RemotingServer,
@@ -601,8 +602,8 @@ class Broker:
         # answers SYSTEM_ERROR with its text and logs one line, the peer's fault (wire.aio)
         return handler(self, conn, req)
 
-    def _handle_sends(self, conn: RemotingConnection,
-                      reqs: list[RemotingCommand]) -> list[HandlerResult | bytes | Exception] | None:
+    def _handle_sends(self, conn: RemotingConnection, reqs: list[RemotingCommand]
+                      ) -> list[HandlerResult | LaterRun | bytes | Exception] | None:
         """The SEND_MESSAGE(_V2)s of one read, together (:func:`.processors.send.send_messages`);
         None (one at a time, through :meth:`_handle`) before the broker runs, with ACL checks, or
         where the send handler is not the plain one."""

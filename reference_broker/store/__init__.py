@@ -16,6 +16,7 @@ from .config import StoreConfig
 from .dispatch import SCHEDULE_TOPIC, AppendListener, ArrivalListener, DispatchListener, ReplicaWaiter
 from .expiry import disk_used_ratio
 from .pull_views import MessageViews
+from .runs import PendingRun
 from .store import MessageStore
 from .types import (
     GetResult,
@@ -30,6 +31,7 @@ from .types import (
 __all__ = [
     "PUT_SLICE",
     "PendingPut",
+    "PendingRun",
     "SCHEDULE_TOPIC",
     "AppendListener",
     "ArrivalListener",

@@ -14,7 +14,10 @@ puts is done once per run rather than once per message:
 * a segment is dispatched in one go (:meth:`.Dispatcher.dispatch_many`: each queue's units in
   one append, the index keys put together), and the append listeners and the group commit are
   told once;
-* in SYNC_FLUSH every put of the run waits on the group commit's one future.
+* in SYNC_FLUSH the puts of a segment that wait for the flush are one :class:`PendingRun`: one
+  group-commit request for the segment's end (a flush that covers it covers every record of the
+  segment, all appended at once), one future, and their results finished together when it is
+  done (the store's statistics recorded once), so a waiting put costs nothing of its own there.
 
 The records get one store timestamp per segment (one-at-a-time puts read the clock for each;
 both are times at which the record was stored). A message the checks refuse is answered as its
@@ -26,6 +29,7 @@ holds both paths to the same answers and the same CommitLog bytes.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Coroutine, Sequence
@@ -37,13 +41,42 @@ from .checks import Prepared
 from .dispatch import HELD_TRAN_TYPES, TRAN_MASK, DispatchRequest
 from .types import MessageToStore, PutResult, PutStatus, StoreError
 
-__all__ = ["RunResult", "put_run"]
+__all__ = ["PendingRun", "RunResult", "put_run"]
 
 log = logging.getLogger("reference_broker.store")
 
-RunResult = PutResult | PendingPut | Coroutine[Any, Any, PutResult]
 _PUT_OK = PutStatus.PUT_OK
 _MIN_BLANK = _codec.END_FILE_MIN_BLANK_LENGTH
+
+
+class PendingRun:
+    """The puts of one segment of a run that wait for the same group commit: stored, and answered
+    together once ``future`` (the flusher's, a :class:`PutStatus`) is done. The run's results hold
+    this one object at the place of each of them; ``finish(status)`` gives their results, in their
+    order, with that status (PUT_OK, or FLUSH_DISK_TIMEOUT: stored, not flushed in time), and
+    records them in the store's statistics as their puts one at a time would."""
+
+    __slots__ = ("_begin", "_service", "_size", "future", "results")
+
+    def __init__(self, service: PutService, results: list[PutResult], size: int,
+                 future: asyncio.Future[PutStatus], begin: float) -> None:
+        self._service = service
+        self._size = size
+        self._begin = begin
+        self.results = results
+        self.future = future
+
+    def finish(self, status: PutStatus) -> list[PutResult]:
+        results = self.results
+        if status is not _PUT_OK:
+            for r in results:
+                r.status = status
+        n = len(results)
+        self._service.stats.record_puts(n, n, self._size, int((time.monotonic() - self._begin) * 1000))
+        return results
+
+
+RunResult = PutResult | PendingPut | PendingRun | Coroutine[Any, Any, PutResult]
 
 
 def put_run(service: PutService, msgs: Sequence[MessageToStore]) -> list[RunResult]:
@@ -129,13 +162,47 @@ def _segment(service: PutService, ready: list[tuple[int, Prepared]], at: int,
         dispatcher.reput_offset = phys
         service._appended()
         service.run_messages += len(placed)
-        if service._sync_flush or service.replica_waiter is not None:
+        if service._sync_flush and (service.replica_waiter is None or not service._sync_master):
+            _wait_for_flush(service, placed, phys, out, begin)
+        elif service._sync_flush or service.replica_waiter is not None:
             for i, result, wait in placed:
                 out[i] = service._settle(result, wait, begin, deferred=True)
         else:
             # stored, nothing to wait for: the results as they are, counted in one go
-            elapsed = int((time.monotonic() - begin) * 1000)
-            service.stats.record_puts(len(placed), len(placed), phys - base, elapsed)
-            for i, result, _ in placed:
-                out[i] = result
+            _answer_now(service, placed, out, begin)
     return end
+
+
+def _answer_now(service: PutService, placed: list[tuple[int, PutResult, bool]],
+                out: list[RunResult | None], begin: float) -> None:
+    """Stored puts that wait for nothing: their results as they are, counted in one go."""
+    if not placed:
+        return
+    elapsed = int((time.monotonic() - begin) * 1000)
+    service.stats.record_puts(len(placed), len(placed), sum(r.wrote_bytes for _, r, _ in placed), elapsed)
+    for i, result, _ in placed:
+        out[i] = result
+
+
+def _wait_for_flush(service: PutService, placed: list[tuple[int, PutResult, bool]], end: int,
+                    out: list[RunResult | None], begin: float) -> None:
+    """SYNC_FLUSH: the puts of a segment that wait (``isWaitStoreMsgOK``) ask the group commit
+    once, for the segment's ``end``, and share its answer (:class:`PendingRun`); the others are
+    answered now, as their puts one at a time would be."""
+    waiting = [r for _, r, wait in placed if wait]
+    if not waiting:
+        _answer_now(service, placed, out, begin)
+        return
+    flushed = service.flusher.waiter(end)
+    if not isinstance(flushed, PutStatus):
+        _answer_now(service, [p for p in placed if not p[2]], out, begin)
+        group = PendingRun(service, waiting, sum(r.wrote_bytes for r in waiting), flushed, begin)
+        for i, _, wait in placed:
+            if wait:
+                out[i] = group
+        return
+    # flushed already, or no time to wait (syncFlushTimeout 0): the status is known now
+    if flushed is not _PUT_OK:
+        for r in waiting:
+            r.status = flushed
+    _answer_now(service, placed, out, begin)

@@ -41,7 +41,7 @@ from json.encoder import encode_basestring as json_string
 from typing import TYPE_CHECKING, Any, overload
 
 from wire import MQVersion, RemotingCommand, RequestCode, ResponseCode, SerializeType
-from wire.aio import HandlerResult, Later, RemotingConnection
+from wire.aio import HandlerResult, Later, LaterRun, RemotingConnection
 from wire.bodies import TopicConfig, TopicFilterType
 from wire.headers import (
     ConsumerSendMsgBackRequestHeader,
@@ -63,7 +63,7 @@ from wire.message.delay import capped_delay_level, delay_level_queue_id, delay_t
 from wire.remoting import DEFAULT_VERSION
 
 from ...bodies import BodyDecoders, request_body
-from ...store import MessageToStore, PendingPut, PutResult, PutStatus, disk_used_ratio
+from ...store import MessageToStore, PendingPut, PendingRun, PutResult, PutStatus, disk_used_ratio
 from .. import constants as C
 from ..props import java_properties_text, send_properties_text
 from ..topics import topic_config_to_string
@@ -419,13 +419,13 @@ def send_message(broker: Broker, conn: RemotingConnection, req: RemotingCommand)
 
 
 def send_messages(broker: Broker, conn: RemotingConnection,
-                  reqs: Sequence[RemotingCommand]) -> list[HandlerResult | bytes | Exception]:
+                  reqs: Sequence[RemotingCommand]) -> list[HandlerResult | LaterRun | bytes | Exception]:
     """:func:`send_message` of each SEND_MESSAGE(_V2) of one read, in order: one answer (or the
     exception its handling raised) a request. The plain messages among them (no transaction, no
     delay, no retry topic: what :func:`send_message` hands to ``put_deferred``) are put as runs
     (:meth:`.MessageStore.put_deferred_many`); any other request first puts the run before it,
     so the store sees every put in the order of the requests."""
-    out: list[HandlerResult | bytes | Exception] = []
+    out: list[HandlerResult | LaterRun | bytes | Exception] = []
     run: list[MessageToStore] = []
     waiting: list[tuple[int, RemotingCommand, int]] = []  # (place in out, request, answer queue id)
     store = broker.store
@@ -457,16 +457,25 @@ def send_messages(broker: Broker, conn: RemotingConnection,
     return out
 
 
-def _answer_run(broker: Broker, out: list[HandlerResult | bytes | Exception],
+def _answer_run(broker: Broker, out: list[HandlerResult | LaterRun | bytes | Exception],
                 waiting: list[tuple[int, RemotingCommand, int]],
-                puts: list[PutResult | PendingPut | Coroutine[Any, Any, PutResult]]) -> None:
+                puts: list[PutResult | PendingPut | PendingRun | Coroutine[Any, Any, PutResult]]) -> None:
     """The answers of a run's puts: a JSON request's SEND_OK encoded from the template
-    (:func:`ok_frame`), anything else as :func:`_answer` makes it."""
+    (:func:`ok_frame`), anything else as :func:`_answer` makes it. The puts that wait for one
+    group commit together (a :class:`PendingRun`) are answered together, by one
+    :class:`LaterRun` at each of their places."""
     tail = ok_frame_tail(broker.region_id, broker.trace_on_text)
     #: TOPIC_PUT_NUMS of the stored sends, by topic: (messages, sends), recorded once a topic
     counts: dict[str, tuple[int, int]] = {}
+    groups: dict[int, tuple[PendingRun, list[int], list[tuple[RemotingCommand, int]]]] = {}
     for (at, req, queue_id), put in zip(waiting, puts, strict=True):
-        if req.serialize_type is not _JSON:
+        if isinstance(put, PendingRun):
+            group = groups.get(id(put))
+            if group is None:
+                group = groups[id(put)] = (put, [], [])
+            group[1].append(at)
+            group[2].append((req, queue_id))
+        elif req.serialize_type is not _JSON:
             out[at] = _answer(broker, req, put, queue_id)
         elif type(put) is PutResult:
             if put.status is not _PUT_OK:
@@ -485,6 +494,33 @@ def _answer_run(broker: Broker, out: list[HandlerResult | bytes | Exception],
             out[at] = _answer(broker, req, put, queue_id)
     for topic, (n, calls) in counts.items():
         broker.stats.record("TOPIC_PUT_NUMS", topic, n, calls=calls)
+    for run, places, sends in groups.values():
+        later = LaterRun(run.future, functools.partial(_finish_run, broker, sends, run.finish, tail))
+        for at in places:
+            out[at] = later
+
+
+def _finish_run(broker: Broker, sends: list[tuple[RemotingCommand, int]],
+                finish: Callable[[PutStatus], list[PutResult]], tail: str,
+                status: PutStatus) -> list[bytes | RemotingCommand]:
+    """The answers of the sends of a :class:`PendingRun` once its group commit answered
+    ``status``, in order: as :func:`_frame_or_response` makes each, TOPIC_PUT_NUMS of the SEND_OK
+    frames recorded once a topic."""
+    answers: list[bytes | RemotingCommand] = []
+    counts: dict[str, tuple[int, int]] = {}
+    for (req, queue_id), result in zip(sends, finish(status), strict=True):
+        if req.serialize_type is not _JSON or result.status is not _PUT_OK:
+            answers.append(put_status_response(broker, req, result, queue_id))
+            continue
+        ext = req.ext_fields
+        topic = ext.get("topic") or ext.get("b")
+        if topic:
+            n, calls = counts.get(topic, (0, 0))
+            counts[topic] = (n + result.msg_num, calls + 1)
+        answers.append(ok_frame(req.opaque, result.msg_id, queue_id, result.queue_offset, tail))
+    for topic, (n, calls) in counts.items():
+        broker.stats.record("TOPIC_PUT_NUMS", topic, n, calls=calls)
+    return answers
 
 
 def _finish_frame(broker: Broker, req: RemotingCommand, finish: Callable[[PutStatus], PutResult],
