@@ -6,7 +6,8 @@
   CommitLog straight from its files with ``sendfile`` (:meth:`ConnectionTasks._send_commitlog`),
   the protocol giving only each frame's header.
 * :class:`MasterLink`, a slave's client: one connection at a time to its master, made again after a
-  failure; a reader and a ticker on it; the replicated records dispatched right behind the copy.
+  failure; a reader and a ticker on it; the replicated records dispatched behind the copy, whenever
+  the socket has nothing to copy (:meth:`MasterLink._receive_into`).
 * Stopping a service's tasks (:func:`reap`, :func:`cancel_and_wait`).
 """
 
@@ -28,8 +29,8 @@ from ..store import MessageStore, StoreError
 from . import _sock
 from .stats import TransferSpeed, now_ms
 
-__all__ = ["CONNECT_TIMEOUT_S", "DISPATCH_SLICE", "GATHER_FRAMES", "TICK_S", "ConnectionTasks", "MasterLink",
-           "cancel_and_wait", "reap"]
+__all__ = ["CONNECT_TIMEOUT_S", "DISPATCH_SLICE", "DISPATCH_STARVE_S", "GATHER_FRAMES", "TICK_S",
+           "ConnectionTasks", "MasterLink", "cancel_and_wait", "reap"]
 
 log = logging.getLogger("reference_broker.ha")
 
@@ -41,6 +42,8 @@ CONNECT_TIMEOUT_S = 3.0
 TICK_S = 1.0
 #: records dispatched between two looks at the socket while a slave dispatches behind its copy
 DISPATCH_SLICE = 256
+#: while the master's bytes keep coming, a slave still dispatches one slice at least this often
+DISPATCH_STARVE_S = 0.05
 
 
 async def reap(task: asyncio.Task[Any]) -> None:
@@ -189,9 +192,15 @@ class MasterLink:
     """What both slaves' clients (4.x ``HAClient``, ``AutoSwitchHAClient``) share: one connection at
     a time to the master's HA address, made again after a failure or when the address changes;
     on it a reader (:meth:`_read`, the protocol's part) and a ticker for heartbeats and
-    housekeeping; and a dispatcher task that dispatches the replicated records right behind the
-    copy (``ReputMessageService``), in slices between two reads of the socket, so the reader and
-    its acks never wait for the ConsumeQueues and the index."""
+    housekeeping; and a dispatcher task that dispatches the replicated records behind the copy
+    (``ReputMessageService``), so the reader and its acks never wait for the ConsumeQueues and
+    the index.
+
+    The copy goes first: a reader that receives with :meth:`_receive_into` takes what the socket
+    holds without a turn of the event loop in between, and the dispatcher runs its slices while
+    the socket is empty; while the master's bytes keep coming (a catch-up) it still runs one
+    slice every :data:`DISPATCH_STARVE_S`. A Java slave gets the same order from its threads: the
+    HAClient appends and acks while the ReputMessageService follows on another core."""
 
     #: for the task names and the log lines
     kind = "HA client"
@@ -214,6 +223,10 @@ class MasterLink:
         self._send_lock = asyncio.Lock()
         self._changed = asyncio.Event()
         self._appended = asyncio.Event()
+        #: the reader found bytes at its last look at the socket (the dispatcher waits)
+        self._receiving = False
+        #: set when the reader found the socket empty
+        self._drained = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
     # ------------------------------------------------------------------ the protocol's part
@@ -260,8 +273,29 @@ class MasterLink:
         while True:
             await self._appended.wait()
             self._appended.clear()
-            while store.dispatch_replica(DISPATCH_SLICE):
+            while True:
+                if self._receiving:
+                    self._drained.clear()
+                    await wait_event(self._drained, DISPATCH_STARVE_S)
+                if not store.dispatch_replica(DISPATCH_SLICE):
+                    break
                 await asyncio.sleep(0)
+
+    async def _receive_into(self, sock: socket.socket, buf: memoryview) -> int:
+        """``recv_into`` that takes what the socket holds at once and waits (letting the dispatcher
+        run) only when it is empty; one turn of the event loop a read for the other tasks."""
+        while True:
+            try:
+                n = sock.recv_into(buf)
+            except (BlockingIOError, InterruptedError):
+                self._receiving = False
+                self._drained.set()
+                await _sock.wait_readable(sock)
+                continue
+            self._receiving = n > 0
+            if n:
+                await asyncio.sleep(0)
+            return n
 
     def _close(self, reason: str) -> None:
         sock, self._sock = self._sock, None
@@ -312,6 +346,8 @@ class MasterLink:
         try:
             await self._read(sock)
         finally:
+            self._receiving = False
+            self._drained.set()
             ticker.cancel()
             await reap(ticker)
 

@@ -4,7 +4,8 @@
 :func:`send_now` sends what the socket takes right now and copies out the rest (at most a socket
 buffer's worth) for the caller to send when it can; :func:`wait_writable` waits for a socket to
 take bytes again without writing to it, for a caller that then makes its own calls (``sendfile``
-from a CommitLog file).
+from a CommitLog file); :func:`wait_readable` the same for a reader that receives with its own
+calls (a slave takes what the socket holds at once and waits only when it is empty).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 import socket
 from collections.abc import Sequence
 
-__all__ = ["IOV_MAX", "connect", "listen", "send_now", "split_host_port", "wait_writable"]
+__all__ = ["IOV_MAX", "connect", "listen", "send_now", "split_host_port", "wait_readable", "wait_writable"]
 
 #: buffers per sendmsg call (Linux's IOV_MAX is 1024)
 IOV_MAX = 1024
@@ -101,3 +102,16 @@ async def wait_writable(sock: socket.socket) -> None:
         # belong to another socket by now
         if sock.fileno() == fd:
             loop.remove_writer(fd)
+
+
+async def wait_readable(sock: socket.socket) -> None:
+    """Until ``sock`` has bytes (or its end) to read."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[None] = loop.create_future()
+    fd = sock.fileno()
+    loop.add_reader(fd, _ready, fut)
+    try:
+        await fut
+    finally:
+        if sock.fileno() == fd:
+            loop.remove_reader(fd)

@@ -19,14 +19,13 @@ On a connection (:class:`wire.ha.V4SlaveSession` holds its state):
   last report every ``haSendHeartbeatInterval``; when the master has sent nothing for
   ``haHousekeepingInterval`` (it heartbeats every 5 s) the connection is closed and made again.
 
-The records are dispatched (ConsumeQueues, index) by a task of their own right behind the copy,
-in slices between two reads of the socket, as a Java slave leaves them to its
+The records are dispatched (ConsumeQueues, index) by a task of their own behind the copy, in slices
+while the socket is empty (:class:`._conn.MasterLink`), as a Java slave leaves them to its
 ``ReputMessageService``: the copy and its acks never wait for them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import socket
 
@@ -97,11 +96,10 @@ class HAClient(MasterLink):
         await self._send(sock, self.session.connected(self.store.commitlog_max_offset(), now_ms()))
 
     async def _read(self, sock: socket.socket) -> None:
-        loop = asyncio.get_running_loop()
         session = self.session
         store = self.store
         while True:
-            n = await loop.sock_recv_into(sock, session.recv_buffer())
+            n = await self._receive_into(sock, session.recv_buffer())
             if n == 0:
                 raise ConnectionResetError("the master closed the connection")
             got = 0
