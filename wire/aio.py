@@ -631,15 +631,31 @@ class RemotingConnection(asyncio.Protocol):
             self._later -= count
             if fut.cancelled() or self.is_closing:
                 return
-            for cmd, finish in zip(cmds, finishes, strict=True):
-                try:
-                    response = finish(fut.result())
-                except Exception as exc:
-                    self._handler_failed(cmd, exc)
-                    continue
-                self._reply(cmd, response)
+            nested = self._gather_writes()
+            try:
+                for cmd, finish in zip(cmds, finishes, strict=True):
+                    try:
+                        response = finish(fut.result())
+                    except Exception as exc:
+                        self._handler_failed(cmd, exc)
+                        continue
+                    self._reply(cmd, response)
+            finally:
+                self._write_gathered(nested)
 
         future.add_done_callback(done)
+
+    def _gather_writes(self) -> bool:
+        """From now on, answers gather (as during a dispatch) until :meth:`_write_gathered`, which
+        writes them in the same turn of the loop rather than the next; True if they gather already."""
+        nested = self._dispatching
+        self._dispatching = True
+        return nested
+
+    def _write_gathered(self, nested: bool) -> None:
+        if not nested:
+            self._dispatching = False
+            self._flush()
 
     def _answer_run(self, cmds: list[RemotingCommand], later: LaterRun) -> None:
         """Answer the requests of a run that one :class:`LaterRun` answers: one callback."""
@@ -650,14 +666,18 @@ class RemotingConnection(asyncio.Protocol):
             self._later -= count
             if fut.cancelled() or self.is_closing:
                 return
+            nested = self._gather_writes()
             try:
-                answers = later.finish(fut.result())
-            except Exception as exc:
-                for cmd in cmds:
-                    self._handler_failed(cmd, exc)
-                return
-            for cmd, answer in zip(cmds, answers, strict=True):
-                self._reply(cmd, answer)
+                try:
+                    answers = later.finish(fut.result())
+                except Exception as exc:
+                    for cmd in cmds:
+                        self._handler_failed(cmd, exc)
+                    return
+                for cmd, answer in zip(cmds, answers, strict=True):
+                    self._reply(cmd, answer)
+            finally:
+                self._write_gathered(nested)
 
         later.future.add_done_callback(done)
 

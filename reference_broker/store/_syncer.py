@@ -4,15 +4,17 @@ answered on it.
 
 A :class:`JobThread` does the jobs put to it, in order, until it is stopped (the syncers and the
 :class:`~.prefault.Prefaulter` are such threads). A :class:`SyncThread` is a lighter
-``loop.run_in_executor`` for one dedicated thread: a call is one queue put and one future, and its
-answer is one ``call_soon_threadsafe`` back (no ``concurrent.futures.Future`` chained to an asyncio
-one, no executor bookkeeping under its locks). The group commit asks for a sync every few hundred
-microseconds, so this is on the SYNC_FLUSH send path.
+``loop.run_in_executor`` for one dedicated thread: a call is one queue put, and its answer is one
+``call_soon_threadsafe`` back (no ``concurrent.futures.Future`` chained to an asyncio one, no
+executor bookkeeping under its locks): a future (:meth:`SyncThread.run`), or a plain callback
+(:meth:`SyncThread.submit`: no future and no task at all). The group commit asks for a sync every
+few hundred microseconds, so this is on the SYNC_FLUSH send path.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import queue
 import threading
@@ -23,7 +25,8 @@ __all__ = ["JobThread", "SyncThread"]
 
 log = logging.getLogger("reference_broker.store")
 
-_Job = tuple[Callable[[], object], "asyncio.Future[None]"]
+#: what to call on the thread, and what to call on the loop with its outcome (None: it returned)
+_Job = tuple[Callable[[], object], Callable[[BaseException | None], None]]
 J = TypeVar("J")
 
 
@@ -87,19 +90,25 @@ class SyncThread(JobThread[_Job]):
         if loop is None or self._thread is None:
             raise RuntimeError(f"{self.name} is not running")
         fut = loop.create_future()
-        self._jobs.put((fn, fut))
+        self._jobs.put((fn, functools.partial(_settle, fut)))
         return fut
+
+    def submit(self, fn: Callable[[], object], done: Callable[[BaseException | None], None]) -> None:
+        """Run ``fn()`` on the thread, then ``done(exception or None)`` on the loop."""
+        if self._loop is None or self._thread is None:
+            raise RuntimeError(f"{self.name} is not running")
+        self._jobs.put((fn, done))
 
     def _do(self, job: _Job) -> None:
         loop = self._loop
         assert loop is not None
-        fn, fut = job
+        fn, done = job
         exc: BaseException | None = None
         try:
             fn()
-        except BaseException as e:  # handed to the waiter, as an executor would
+        except BaseException as e:  # handed to the caller, as an executor would
             exc = e
         try:
-            loop.call_soon_threadsafe(_settle, fut, exc)
+            loop.call_soon_threadsafe(done, exc)
         except RuntimeError:  # the loop is closed: nobody waits any more
             log.debug("%s: the event loop closed before a sync ended", self.name)

@@ -7,12 +7,16 @@ Appends go into the mapped files on the event loop; the disk syncs run on thread
 (:mod:`._syncer`), one for the CommitLog and one for the consume queues and index files.
 
 * SYNC_FLUSH (group commit, ``GroupCommitService``): a put waits until a flush covers its end
-  offset. The flusher syncs everything appended so far in one go, so all puts that arrived
-  meanwhile share one sync, and it starts the next sync as soon as one ends if more was
-  appended; with nothing to sync it sleeps until an append wakes it (at most 10 ms). Waiters
+  offset. Every append wakes the group commit, which at the end of that pass of the event loop
+  (after the other puts the same read brought) hands one sync of everything appended so far to
+  the flush thread; the puts that come while it runs are covered by the next one, started as
+  soon as it ends. No task and no future: a wake is one ``call_soon``, a sync one queue put and
+  one ``call_soon_threadsafe`` back, and with nothing appended nothing runs (Java's service also
+  wakes every 10 ms; here every append wakes it, so that timer would find nothing new). Waiters
   queue in append order; a finished sync answers every waiter it covers in one pass from the
   head. A put not covered within ``syncFlushTimeout`` answers FLUSH_DISK_TIMEOUT (one watchdog
-  timer for all waiters, ``FlushDiskWatcher``), and its message stays stored.
+  timer for all waiters, ``FlushDiskWatcher``), and its message stays stored. While someone
+  holds :attr:`Flusher.lock` (a flush of its own), the group commit waits for it.
 * ASYNC_FLUSH (``FlushRealTimeService``): a background task syncs every ``flushIntervalCommitLog``
   ms.
 * The consume queues and index files written since the last round are synced every
@@ -51,11 +55,6 @@ def sync_files(files: list[MappedFile]) -> None:
         f.sync()
 
 
-def _complete(fut: asyncio.Future[None]) -> None:
-    if not fut.done():
-        fut.set_result(None)
-
-
 class Flusher(Room):
     """The flush services of one store; see the module docstring."""
 
@@ -79,8 +78,13 @@ class Flusher(Room):
         #: so both the offsets and the deadlines grow from head to tail
         self._waiters: deque[tuple[int, float, asyncio.Future[PutStatus]]] = deque()
         self._watchdog: asyncio.TimerHandle | None = None
-        #: what the idle group-commit flusher awaits; an append completes it to wake the flusher
-        self._wakeup: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        #: the group commit is due at the end of this loop pass (a call_soon is pending)
+        self._commit_due = False
+        #: a group-commit sync is running on the flush thread
+        self._committing = False
+        #: the group commit waits for the holder of :attr:`lock`
+        self._after_lock: asyncio.Task[None] | None = None
         #: the end offset the running CommitLog sync covers (waiters up to it are in flight)
         self._flushing_to = -1
         self._cl_syncer = SyncThread("store-flush-commitlog")
@@ -92,12 +96,17 @@ class Flusher(Room):
         """Start the sync threads; returns the flush tasks."""
         self.lock = asyncio.Lock()
         self._logics_lock = asyncio.Lock()
+        self._loop = loop
         self._cl_syncer.start(loop)
         self._logics_syncer.start(loop)
         logics = every(self.config.flush_interval_consume_queue_ms / 1000, self.flush_logics,
                        "consume queue flush", log, (OSError,))
-        return [asyncio.create_task(self._commitlog_loop(), name="store-flush-commitlog"),
-                asyncio.create_task(logics, name="store-flush-logics")]
+        tasks = [asyncio.create_task(logics, name="store-flush-logics")]
+        if not self.sync_flush:
+            timed = every(self.config.flush_interval_ms / 1000, self.flush_commitlog, "CommitLog flush",
+                          log, (OSError,))
+            tasks.append(asyncio.create_task(timed, name="store-flush-commitlog"))
+        return tasks
 
     def release_waiters(self) -> None:
         """At shutdown, after the last flush: every waiter is answered PUT_OK."""
@@ -110,6 +119,9 @@ class Flusher(Room):
         self._waiters.clear()
 
     def stop(self) -> None:
+        self._loop = None  # no group commit starts any more
+        if self._after_lock is not None:
+            self._after_lock.cancel()
         self._cl_syncer.stop()
         self._logics_syncer.stop()
 
@@ -122,9 +134,61 @@ class Flusher(Room):
 
     # ------------------------------------------------------------------ group commit
     def wake(self) -> None:
-        w = self._wakeup
-        if w is not None and not w.done():
-            w.set_result(None)
+        """Something was appended: the group commit syncs it at the end of this loop pass."""
+        if not self._commit_due and self._loop is not None:
+            self._commit_due = True
+            self._loop.call_soon(self._group_commit)
+
+    def _group_commit(self) -> None:
+        """Hand a sync of everything appended so far to the flush thread, unless one runs (its
+        end starts the next) or :attr:`lock` is held (its holder's flush ends first)."""
+        self._commit_due = False
+        if self._committing or self._loop is None:
+            return
+        lock = self.lock
+        if lock is not None and lock.locked():
+            if self._after_lock is None:
+                self._after_lock = self._loop.create_task(self._when_unlocked())
+            return
+        target = self.commitlog.max_offset
+        if target <= self.flushed:
+            return
+        self._committing = True
+        self._flushing_to = target
+        files = self.commitlog.files.files_between(self.flushed, target)
+        done = functools.partial(self._group_synced, target, self.generation, self.dispatcher.last_store_ts)
+        try:
+            self._cl_syncer.submit(functools.partial(sync_files, files), done)
+        except RuntimeError:  # the store is stopping: its last flush covers what is left
+            self._committing = False
+            self._flushing_to = -1
+
+    def _group_synced(self, target: int, generation: int, ts: int, exc: BaseException | None) -> None:
+        """A group-commit sync ended: answer the waiters it covers, and sync what came meanwhile."""
+        self._committing = False
+        self._flushing_to = -1
+        if exc is not None:
+            if isinstance(exc, Exception):
+                log_failure(log, "CommitLog flush", exc, (OSError,))
+            else:
+                log.error("CommitLog flush failed: %r", exc)
+            if self._loop is not None:
+                self._loop.call_later(0.1, self.wake)
+            return
+        self._synced(target, generation, ts)
+        self._resolve_waiters()
+        if self.commitlog.max_offset > self.flushed:
+            self._group_commit()
+
+    async def _when_unlocked(self) -> None:
+        try:
+            await self.flush_commitlog()  # after the holder's: it waits for the lock
+        except Exception as exc:
+            log_failure(log, "CommitLog flush", exc, (OSError,))
+            await asyncio.sleep(0.1)
+        finally:
+            self._after_lock = None
+        self.wake()
 
     def waiter(self, end: int) -> PutStatus | asyncio.Future[PutStatus]:
         """``GroupCommitRequest``: PUT_OK when ``end`` is flushed already, else a future that the
@@ -190,48 +254,25 @@ class Flusher(Room):
                 generation = self.generation
                 ts = self.dispatcher.last_store_ts
                 files = self.commitlog.files.files_between(self.flushed, target)
-                self._flushing_to = target
+                self._flushing_to = max(self._flushing_to, target)
                 try:
                     await self._cl_syncer.run(functools.partial(sync_files, files))
                 finally:
-                    self._flushing_to = -1
-                self.flush_count += 1
-                if generation == self.generation:
-                    self.flushed = max(self.flushed, target)
-                    self.commitlog.files.flushed_where = self.flushed
-                    cp = self.files.checkpoint
-                    if cp is not None and ts > 0:
-                        cp.physic_msg_timestamp = ts
+                    if self._flushing_to == target:
+                        self._flushing_to = -1
+                self._synced(target, generation, ts)
             self._resolve_waiters()
             return self.flushed
 
-    async def _commitlog_loop(self) -> None:
-        # GroupCommitService wakes on requests and flushes at least every 10 ms; the timed
-        # FlushRealTimeService sleeps flushIntervalCommitLog between flushes
-        sync_flush = self.sync_flush
-        interval = 0.01 if sync_flush else self.config.flush_interval_ms / 1000
-        loop = asyncio.get_running_loop()
-        while True:
-            if sync_flush:
-                # group commit: what was appended during the last sync is synced at once (the
-                # puts kept appending while the sync ran on the flush thread); only with nothing
-                # to sync does the flusher sleep, until an append completes the wake-up future
-                # (one future and one timer per sleep, no task)
-                if self.commitlog.max_offset <= self.flushed:
-                    wakeup = self._wakeup = loop.create_future()
-                    timer = loop.call_later(interval, _complete, wakeup)
-                    try:
-                        await wakeup
-                    finally:
-                        timer.cancel()
-                        self._wakeup = None
-            else:
-                await asyncio.sleep(interval)
-            try:
-                await self.flush_commitlog()
-            except Exception as exc:
-                log_failure(log, "CommitLog flush", exc, (OSError,))
-                await asyncio.sleep(0.1)
+    def _synced(self, target: int, generation: int, ts: int) -> None:
+        """A sync up to ``target`` begun at ``generation`` ended (store time ``ts`` then)."""
+        self.flush_count += 1
+        if generation == self.generation:
+            self.flushed = max(self.flushed, target)
+            self.commitlog.files.flushed_where = self.flushed
+            cp = self.files.checkpoint
+            if cp is not None and ts > 0:
+                cp.physic_msg_timestamp = ts
 
     # ------------------------------------------------------------------ logic files
     async def flush_logics(self) -> None:
