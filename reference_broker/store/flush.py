@@ -154,7 +154,7 @@ class Flusher(Room):
         if target <= self.flushed:
             return
         self._committing = True
-        self._flushing_to = target
+        self._flushing_to = max(self._flushing_to, target)
         files = self.commitlog.files.files_between(self.flushed, target)
         done = functools.partial(self._group_synced, target, self.generation, self.dispatcher.last_store_ts)
         try:
@@ -166,7 +166,8 @@ class Flusher(Room):
     def _group_synced(self, target: int, generation: int, ts: int, exc: BaseException | None) -> None:
         """A group-commit sync ended: answer the waiters it covers, and sync what came meanwhile."""
         self._committing = False
-        self._flushing_to = -1
+        if self._flushing_to == target:
+            self._flushing_to = -1
         if exc is not None:
             if isinstance(exc, Exception):
                 log_failure(log, "CommitLog flush", exc, (OSError,))
