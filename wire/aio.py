@@ -29,8 +29,10 @@ Runs of requests. A connection may name request codes it handles in batches (``b
 a :data:`BatchHandler`): the consecutive requests of those codes that one read brings are handed
 over together, in order, before anything that follows them, and their results are taken as the
 handler's would be, one a request (answers due from one future answered by one callback). A
-broker handles a pipelined producer's sends so (its store puts their messages as one run); a run
-of one request, or a batch handler that declines (None), goes to the handler one at a time.
+broker handles a producer's sends so (its store puts their messages as one run): a lone request
+too, as a run of one, so that it takes the same short path (its answer encoded from a template)
+rather than the handler's general one; a batch handler that declines (None) has the run's
+requests go to the handler one at a time.
 
 A malformed frame from the peer is a remote protocol error (:class:`wire.RemoteProtocolError`):
 the connection is closed (Java's ``NettyDecoder`` closes the channel) and the error is logged with
@@ -329,8 +331,10 @@ class RemotingConnection(asyncio.Protocol):
         #: are decoded in a worker thread; None: always on the loop (clients)
         self.offload_bytes = offload_bytes
         self.prepare = prepare
-        #: told the bytes of unfinished frames this connection holds, after every read
+        #: told the bytes of unfinished frames this connection holds, after every read that
+        #: leaves some or follows one that did (a connection that holds none stays unmentioned)
         self.on_buffered = on_buffered
+        self._told_held = 0  # what on_buffered was told last
         #: loop time since which an unfinished frame has been waiting for its bytes, or None
         self.partial_since: float | None = None
         #: what ``prepare`` returned for the request being handled (None outside that call)
@@ -435,8 +439,10 @@ class RemotingConnection(asyncio.Protocol):
             self.partial_since = None
         elif completed or self.partial_since is None:
             self.partial_since = time.monotonic()
-        if self.on_buffered is not None:
-            self.on_buffered(self, held + self._offloading)
+        held += self._offloading
+        if self.on_buffered is not None and (held or self._told_held):
+            self._told_held = held
+            self.on_buffered(self, held)
 
     def _remote_error(self, err: RemoteProtocolError) -> None:
         # the peer's fault: that connection goes, as Java's NettyDecoder closes the channel
@@ -550,10 +556,10 @@ class RemotingConnection(asyncio.Protocol):
     # ------------------------------------------------------------------ dispatch
 
     def _dispatch_run(self, run: list[RemotingCommand]) -> None:
-        """Requests of batched codes from one read: handled by the batch handler together (two or
-        more), else one at a time. Answers that are due from one future (a group commit's) are
-        made by one callback, in order."""
-        results = self.batch(self, run) if self.batch is not None and len(run) > 1 else None
+        """Requests of batched codes from one read (one or more): handled by the batch handler
+        together, or one at a time when it declines. Answers that are due from one future (a
+        group commit's) are made by one callback, in order."""
+        results = self.batch(self, run) if self.batch is not None else None
         if results is None:
             for cmd in run:
                 self._dispatch(cmd)
@@ -563,6 +569,9 @@ class RemotingConnection(asyncio.Protocol):
         while i < n:
             cmd, result = run[i], results[i]
             i += 1
+            if type(result) is bytes:
+                self._reply(cmd, result)  # the answer's frame, made from a template: the common case
+                continue
             if isinstance(result, LaterRun):
                 if not any(result is t for t in taken):
                     taken.append(result)

@@ -9,7 +9,8 @@ waiting send by a coroutine of its own (the one-at-a-time path), and against the
 sends answered by the callbacks of their group commit's one future (``PutService.deferred``),
 batches of more than 8 messages made in slices with the sends behind them waiting for their turn
 as tasks (``PutService.slice``), the sends of one read handled together and their messages put
-as runs (``Broker.batch_sends``, ``PutService.runs``), and these together. Every answer's
+as runs (``Broker.batch_sends``, ``PutService.runs``), and these together; and a producer with
+one send in flight, whose every send reaches the broker alone and is handled as a run of one. Every answer's
 opaque, its place in the connection's order, code, msgId, queue id and queue offset must be the
 same, and so must the CommitLog's bytes, BLANKs at the files' ends included (all but each
 record's store timestamp and the two ports, the client's and the broker's, which differ from run
@@ -26,8 +27,11 @@ from pathlib import Path
 
 import pytest
 
+import reference_broker.broker.broker as broker_module
+from reference_broker.broker import Broker
 from tests.broker.helpers import run, running_broker, send_request
 from wire import FrameBuffer, RemotingCommand, SerializeType, decode_frame, encode_command
+from wire.aio import RemotingConnection
 from wire.message import BLANK_MAGIC_CODE, BatchEntry, encode_batch
 
 QUEUES = 4
@@ -66,13 +70,13 @@ def _requests(conn: int, n: int = REQUESTS) -> list[bytes]:
     return frames
 
 
-async def _drive(port: int, frames: list[bytes]) -> list[RemotingCommand]:
-    """Send ``frames`` keeping WINDOW in flight, the frames answered by one read replaced in
+async def _drive(port: int, frames: list[bytes], window: int = WINDOW) -> list[RemotingCommand]:
+    """Send ``frames`` keeping ``window`` in flight, the frames answered by one read replaced in
     one write (so that the broker reads many frames at once); the answers in the order they came."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     answers: list[RemotingCommand] = []
     fb = FrameBuffer()
-    sent = min(WINDOW, len(frames))
+    sent = min(window, len(frames))
     writer.write(b"".join(frames[:sent]))
     while len(answers) < len(frames):
         data = await asyncio.wait_for(reader.read(1 << 16), 60)
@@ -130,9 +134,16 @@ def _consume_queues(root: Path) -> dict[str, bytes]:
     return {str(f.relative_to(cq)): f.read_bytes() for f in sorted(cq.rglob("*")) if f.is_file()}
 
 
-def _one_connection(root: Path, flush: str, *, slice_size: int, deferred: bool,
-                    runs: bool) -> tuple[list[tuple[object, ...]], bytes, dict[str, bytes], object]:
+def _one_connection(root: Path, flush: str, *, slice_size: int, deferred: bool, runs: bool,
+                    window: int = WINDOW) -> tuple[list[tuple[object, ...]], bytes, dict[str, bytes], object]:
     counted: dict[object, tuple[int, int]] = {}
+    #: the number of requests in each run of sends the broker handled together
+    handled: list[int] = []
+    real = broker_module.send_messages
+
+    def counting(broker: Broker, conn: RemotingConnection, reqs: list[RemotingCommand]) -> object:
+        handled.append(len(reqs))
+        return real(broker, conn, reqs)
 
     async def main() -> list[RemotingCommand]:
         async with running_broker(root, flushDiskType=flush, mappedFileSizeCommitLog=str(64 << 10),
@@ -141,12 +152,20 @@ def _one_connection(root: Path, flush: str, *, slice_size: int, deferred: bool,
             b.store.puts.deferred = deferred
             b.store.puts.runs = runs
             b.batch_sends = runs
-            answers = await _drive(b.port, _requests(0))
+            broker_module.send_messages = counting  # type: ignore[assignment]
+            try:
+                answers = await _drive(b.port, _requests(0), window)
+            finally:
+                broker_module.send_messages = real
             # the path under test was taken: most single messages were put as parts of runs (with
             # slices, the sends that wait behind a sliced batch are put in their turn instead)
             made = b.store.puts.run_messages
             if not runs:
-                assert made == 0, made
+                assert made == 0 and not handled, (made, handled)
+            elif window == 1:
+                # alone in its read, every SEND_MESSAGE(_V2) was handled as a run of one (its
+                # message put by the single put)
+                assert handled == [1] * (REQUESTS - REQUESTS // BATCH_EVERY), handled
             elif slice_size > BATCH:
                 assert made > REQUESTS // 2, made
             # the broker's statistics (VIEW_BROKER_STATS_DATA): messages and sends by topic
@@ -165,7 +184,8 @@ PATHS = {"deferred": {"slice_size": 10**9, "deferred": True, "runs": False},
          "sliced": {"slice_size": 8, "deferred": False, "runs": False},
          "both": {"slice_size": 8, "deferred": True, "runs": False},
          "runs": {"slice_size": 10**9, "deferred": True, "runs": True},
-         "all": {"slice_size": 8, "deferred": True, "runs": True}}
+         "all": {"slice_size": 8, "deferred": True, "runs": True},
+         "lone": {"slice_size": 10**9, "deferred": True, "runs": True, "window": 1}}
 
 
 @pytest.mark.parametrize("flush", ["ASYNC_FLUSH", "SYNC_FLUSH"])

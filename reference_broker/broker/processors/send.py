@@ -424,7 +424,9 @@ def send_messages(broker: Broker, conn: RemotingConnection,
     exception its handling raised) a request. The plain messages among them (no transaction, no
     delay, no retry topic: what :func:`send_message` hands to ``put_deferred``) are put as runs
     (:meth:`.MessageStore.put_deferred_many`); any other request first puts the run before it,
-    so the store sees every put in the order of the requests."""
+    so the store sees every put in the order of the requests. A lone send comes here too (a run
+    of one: the single put, its SEND_OK answer from the template), never through the general
+    handler's response building."""
     out: list[HandlerResult | LaterRun | bytes | Exception] = []
     run: list[MessageToStore] = []
     waiting: list[tuple[int, RemotingCommand, int]] = []  # (place in out, request, answer queue id)
@@ -547,8 +549,10 @@ _FRAME_PREFIX = struct.Struct(">iI")
 _OK_END = f',"serializeTypeCurrentRPC":"JSON","version":{DEFAULT_VERSION:d}}}'
 
 
+@functools.lru_cache(maxsize=16)
 def ok_frame_tail(region_id: str, trace_on: str) -> str:
-    """The part of a SEND_OK answer's JSON header between its queue offset and its opaque."""
+    """The part of a SEND_OK answer's JSON header between its queue offset and its opaque (made
+    once for each of the few values these settings take)."""
     return (f',"MSG_REGION":{json_string(region_id)},"TRACE_ON":{json_string(trace_on)}}},"flag":1,'
             f'"language":"JAVA","opaque":')
 
