@@ -110,7 +110,15 @@ class Dispatcher(Room):
             due = schedule_tags_code(props, store_ts, self._delay_levels)
             if due is not None:
                 return due
-        return _codec.tags_code(props.get(MessageConst.PROPERTY_TAGS))
+        tags = props.get(_TAGS)
+        if not tags:
+            return 0
+        code = self._tag_codes.get(tags)
+        if code is None:
+            if len(self._tag_codes) >= _TAG_CODES_MAX:
+                self._tag_codes.clear()
+            code = self._tag_codes[tags] = _codec.tags_code(tags)
+        return code
 
     def dispatch(self, topic: str, queue_id: int, commit_offset: int, size: int, store_timestamp: int,
                  queue_offset: int, props: Mapping[str, str], sys_flag: int) -> None:

@@ -471,15 +471,7 @@ def _answer_run(broker: Broker, out: list[HandlerResult | LaterRun | bytes | Exc
     counts: dict[str, tuple[int, int]] = {}
     groups: dict[int, tuple[PendingRun, list[int], list[tuple[RemotingCommand, int]]]] = {}
     for (at, req, queue_id), put in zip(waiting, puts, strict=True):
-        if isinstance(put, PendingRun):
-            group = groups.get(id(put))
-            if group is None:
-                group = groups[id(put)] = (put, [], [])
-            group[1].append(at)
-            group[2].append((req, queue_id))
-        elif req.serialize_type is not _JSON:
-            out[at] = _answer(broker, req, put, queue_id)
-        elif type(put) is PutResult:
+        if type(put) is PutResult and req.serialize_type is _JSON:
             if put.status is not _PUT_OK:
                 out[at] = put_status_response(broker, req, put, queue_id)
                 continue
@@ -489,6 +481,14 @@ def _answer_run(broker: Broker, out: list[HandlerResult | LaterRun | bytes | Exc
                 n, calls = counts.get(topic, (0, 0))
                 counts[topic] = (n + put.msg_num, calls + 1)
             out[at] = ok_frame(req.opaque, put.msg_id, queue_id, put.queue_offset, tail)
+        elif isinstance(put, PendingRun):
+            group = groups.get(id(put))
+            if group is None:
+                group = groups[id(put)] = (put, [], [])
+            group[1].append(at)
+            group[2].append((req, queue_id))
+        elif req.serialize_type is not _JSON:
+            out[at] = _answer(broker, req, put, queue_id)
         elif type(put) is PendingPut:
             finish = functools.partial(_finish_frame, broker, req, put.finish, queue_id, tail)
             out[at] = Later(put.future, finish)
