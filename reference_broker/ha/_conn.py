@@ -41,7 +41,7 @@ CONNECT_TIMEOUT_S = 3.0
 #: how often a slave looks at its heartbeat and housekeeping
 TICK_S = 1.0
 #: records dispatched between two looks at the socket while a slave dispatches behind its copy
-DISPATCH_SLICE = 256
+DISPATCH_SLICE = 64
 #: while the master's bytes keep coming, a slave still dispatches one slice at least this often
 DISPATCH_STARVE_S = 0.05
 
@@ -83,6 +83,9 @@ class ConnectionTasks:
         self.closed = False
         self.close_reason: str | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        #: a frame :meth:`_send_commitlog_now` could send only part of: the rest of its header, and
+        #: the CommitLog offset and length of the data still to go (the writer sends it first)
+        self._unsent: tuple[bytes, int, int] | None = None
 
     def start(self) -> None:
         self._tasks = [asyncio.create_task(self._read(), name=f"{self.kind}-read-{self.addr}"),
@@ -117,6 +120,8 @@ class ConnectionTasks:
         data bytes sent, -1 when nothing was there to send."""
         sent = 0
         frames = 0
+        if self._unsent is not None:
+            await self._send_unsent(store)
         while frames < GATHER_FRAMES:
             at = next_offset()
             span = store.commitlog_span(at, batch_size)
@@ -131,6 +136,53 @@ class ConnectionTasks:
             frames += 1
         return sent if frames else -1
 
+    def _send_commitlog_now(self, store: MessageStore, next_offset: Callable[[], int], batch_size: int,
+                            frame: Callable[[int], tuple[bytes, int] | None]) -> int:
+        """:meth:`_send_commitlog` without waiting (from a callback, while the writer task is idle):
+        frames while the socket takes them; a frame it takes only part of is kept in
+        :attr:`_unsent` for the writer, which sends the rest before anything else. Returns the
+        data bytes of the frames begun."""
+        sock = self.sock
+        sent = 0
+        for _ in range(GATHER_FRAMES):
+            at = next_offset()
+            span = store.commitlog_span(at, batch_size)
+            if span is None:
+                break
+            cut = frame(span[2])
+            if cut is None:
+                break
+            header, size = cut
+            try:
+                n = sock.send(header, socket.MSG_MORE)
+            except (BlockingIOError, InterruptedError):
+                n = 0
+            fd, pos, _ = span
+            done = 0
+            if n == len(header):
+                while done < size:
+                    try:
+                        done += os.sendfile(sock.fileno(), fd, pos + done, size - done)
+                    except (BlockingIOError, InterruptedError):
+                        break
+            if n < len(header) or done < size:
+                self._unsent = (header[n:], at + done, size - done)
+                return sent + size
+            sent += size
+        return sent
+
+    async def _send_unsent(self, store: MessageStore) -> None:
+        """The rest of the frame :meth:`_send_commitlog_now` left unfinished."""
+        assert self._unsent is not None
+        header_rest, at, size = self._unsent
+        if header_rest:
+            await asyncio.get_running_loop().sock_sendall(self.sock, header_rest)
+        span = store.commitlog_span(at, size)
+        if span is None or span[2] < size:
+            raise ConnectionAbortedError(f"the CommitLog bytes at {at} went before they were sent")
+        await self._send_frame(store, b"", at, size, span)
+        self._unsent = None
+
     async def _send_frame(self, store: MessageStore, header: bytes, at: int, size: int,
                           span: tuple[int, int, int]) -> None:
         """One frame: ``header`` (held back for the data with MSG_MORE), then the ``size`` CommitLog
@@ -139,7 +191,7 @@ class ConnectionTasks:
         the connection then ends)."""
         sock = self.sock
         try:
-            n = sock.send(header, socket.MSG_MORE)
+            n = sock.send(header, socket.MSG_MORE) if header else 0
         except (BlockingIOError, InterruptedError):
             n = 0
         if n < len(header):

@@ -16,7 +16,10 @@ becomes a :class:`SlaveConnection`: two tasks around one :class:`wire.ha.V4Maste
   data sent with ``sendfile`` from the CommitLog file (no copy in user space), up to 64 frames
   before the other tasks get a turn. When nothing is left it sleeps until
   the store appends (an append listener wakes every connection) or a heartbeat is due
-  (``haSendHeartbeatInterval``: the 12-byte header with no data).
+  (``haSendHeartbeatInterval``: the 12-byte header with no data). On a ``SYNC_MASTER`` the append
+  listener sends the new bytes itself when the writer is idle (:meth:`SlaveConnection.push`), as
+  far as the socket takes them at once: the puts that wait for the slave are sent while their
+  pass of the event loop is still under way, not after it.
 * Housekeeping: every second, a connection that read nothing for ``haHousekeepingInterval`` closes.
 
 ``SYNC_MASTER`` (``CommitLog.submitReplicaRequest``): the store awaits :meth:`HAService.wait_for_slaves`
@@ -87,6 +90,8 @@ class SlaveConnection(ConnectionTasks):
         #: when the slave last held everything this master held (None: not yet)
         self.caught_up_ms: int | None = None
         self._wake = asyncio.Event()
+        #: the writer waits for new bytes (nothing of its own is under way)
+        self._idle = False
 
     def __repr__(self) -> str:
         s = self.session
@@ -100,6 +105,19 @@ class SlaveConnection(ConnectionTasks):
 
     def wake(self) -> None:
         self._wake.set()
+
+    def push(self) -> None:
+        """New bytes on a SYNC_MASTER (from the append listener, while the puts that wrote them are
+        being made): an idle writer's work done at once, so the slave has the bytes, and can ack
+        them, before this pass of the event loop ends (the writer task would run only after it).
+        What the socket does not take at once is left to the writer."""
+        if not self._idle or self.closed:
+            self._wake.set()
+            return
+        try:
+            self._send_available_now()
+        except OSError as exc:
+            self.close(f"{type(exc).__name__}: {exc}")
 
     # ------------------------------------------------------------------ reading
     async def _read(self) -> None:
@@ -154,23 +172,41 @@ class SlaveConnection(ConnectionTasks):
                 self._check_min_offset()
                 continue
             due_in = (session.last_write_ms + session.heartbeat_interval_ms - now) / 1000 + 0.001
-            await wait_event(self._wake, max(0.001, due_in))
+            self._idle = True
+            try:
+                await wait_event(self._wake, max(0.001, due_in))
+            finally:
+                self._idle = False
+
+    def _frame(self, available: int) -> tuple[bytes, int]:
+        h = self.session.next_header(available)
+        return pack_transfer_header(h.phy_offset, h.body_size), h.body_size
+
+    def _next_transfer(self) -> int:
+        return self.session.next_transfer
 
     async def _send_available(self) -> bool:
         """Send what the CommitLog holds past the cursor (up to GATHER_FRAMES frames); False if nothing."""
         session = self.session
-
-        def frame(available: int) -> tuple[bytes, int]:
-            h = session.next_header(available)
-            return pack_transfer_header(h.phy_offset, h.body_size), h.body_size
-
-        sent = await self._send_commitlog(self.service.store, lambda: session.next_transfer,
-                                          session.transfer_batch_size, frame)
+        sent = await self._send_commitlog(self.service.store, self._next_transfer,
+                                          session.transfer_batch_size, self._frame)
         if sent < 0:
             return False
         session.wrote(now_ms())
         self.speed.add(sent)
         return True
+
+    def _send_available_now(self) -> None:
+        """:meth:`_send_available` without waiting; the writer is woken for what is left."""
+        session = self.session
+        before = session.next_transfer
+        sent = self._send_commitlog_now(self.service.store, self._next_transfer, session.transfer_batch_size,
+                                        self._frame)
+        if session.next_transfer != before:
+            session.wrote(now_ms())
+            self.speed.add(sent)
+        if self._unsent is not None or self.service.store.commitlog_max_offset() > session.next_transfer:
+            self._wake.set()
 
     def _check_min_offset(self) -> None:
         store = self.service.store
@@ -300,8 +336,12 @@ class HAService:
 
     # ------------------------------------------------------------------ data and acks
     def _appended(self, end: int) -> None:
-        for c in self.connections:
-            c.wake()
+        if self.config.sync_master:
+            for c in list(self.connections):
+                c.push()
+        else:
+            for c in self.connections:
+                c.wake()
 
     def _acked(self, conn: SlaveConnection, ack: int) -> None:
         """An accepted ack (``notifyTransferSome``): raise the high-water mark, release waiters."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -34,7 +35,7 @@ from tests.javakit import free_broker_port
 from wire import RemotingCommand, ResponseCode
 from wire.aio import RemotingConnection
 from wire.bodies import HARuntimeInfo
-from wire.ha.session import pack_transfer_header
+from wire.ha.session import V4SlaveSession, pack_report, pack_transfer_header
 
 MB = 1 << 20
 NAME = "broker-h"
@@ -348,6 +349,77 @@ def test_one_ack_releases_every_waiter_it_covers(tmp_path: Path) -> None:
             for c in conns:
                 await c.aclose()
             await fake.close()
+
+    run(main())
+
+
+def test_a_sync_master_sends_a_put_to_an_idle_slave_from_the_append_listener(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, brokerRole="SYNC_MASTER",
+                                                 slaveTimeout="10000") as master:
+            fake = await FakeSlave.connect(master.ha.port)
+            await fake.report(0)
+            await wait_until(lambda: bool(master.ha.connections) and master.ha.connections[0]._idle)
+            conn = master.ha.connections[0]
+            pushed: list[tuple[int, int]] = []
+
+            def probe(end: int) -> None:  # runs after the HA listener, in the put's own callback
+                pushed.append((end, conn.session.next_transfer))
+
+            master.store.add_append_listener(probe)
+            c = await client(master)
+            put = asyncio.ensure_future(c.request(send_request("HaTopic", b"p" * 300), timeout=15))
+            await wait_until(lambda: bool(pushed))
+            # the bytes were handed to the socket by the listener, not by the writer task later
+            assert pushed[0][0] == pushed[0][1] == master.store.commitlog_max_offset()
+            await fake.wait_data(master.store.commitlog_max_offset())
+            await fake.report(master.store.commitlog_max_offset())
+            assert (await put).code == ResponseCode.SUCCESS
+            master.store.remove_append_listener(probe)
+            await c.aclose()
+            await fake.close()
+
+    run(main())
+
+
+def test_a_frame_the_socket_takes_only_part_of_is_finished_by_the_writer(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, brokerRole="SYNC_MASTER",
+                                                 slaveTimeout="20000") as master:
+            # a slave that does not read at first, behind a small receive window: the listener's
+            # sends stop in the middle of a frame and the writer task sends the rest
+            raw = socket.socket()
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            raw.connect(("127.0.0.1", master.ha.port))
+            raw.sendall(pack_report(0))
+            await wait_until(lambda: bool(master.ha.connections) and master.ha.connections[0]._idle)
+            ha_conn = master.ha.connections[0]
+            c = await client(master)
+            puts = [asyncio.ensure_future(c.request(send_request("HaTopic", bytes([65 + i % 26]) * 60_000,
+                                                                 queue_id=i % 4), timeout=30))
+                    for i in range(100)]
+            await wait_until(lambda: len(master.ha.waiters) == 100 and ha_conn._unsent is not None)
+            end = master.store.commitlog_max_offset()
+            assert end > 6_000_000
+            raw.setblocking(False)
+            loop = asyncio.get_running_loop()
+            session = V4SlaveSession()
+            session.connected(0, 0)
+            got = bytearray()
+            while len(got) < end:
+                n = await loop.sock_recv_into(raw, session.recv_buffer())
+                assert n, "the master closed the connection"
+                for offset, data in session.received(n, 0):
+                    if data:
+                        assert offset == len(got)
+                        got += data
+            assert len(got) == end and ha_conn._unsent is None
+            assert bytes(got) == b"".join(commitlog_files(master).values())[:end]
+            raw.sendall(pack_report(len(got)))
+            rs = await asyncio.gather(*puts)
+            assert {r.code for r in rs} == {ResponseCode.SUCCESS}
+            raw.close()
+            await c.aclose()
 
     run(main())
 
