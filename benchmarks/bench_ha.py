@@ -9,9 +9,11 @@ Usage::
   default); an empty slave starts with ``haMasterAddress`` set to it, and the time from its first
   replicated byte to the master's end gives MB/s. The baseline is a plain loopback TCP copy of the
   same number of bytes (1 MiB ``sendall`` into a ``recv_into`` loop) measured in the same run; the
-  table shows each pairing as a ratio of it. Pairings: reference master -> reference slave, and, when
-  ``../shared/javakit`` and ``java`` are there, Java 4.9.8 master -> Java 4.9.8 slave (and the two
-  mixed pairings with ``--mixed``). Java 4.9.8 copies at about 0.07x of loopback on a 2-core machine.
+  table shows each pairing as a ratio of it, and when the slave had dispatched everything
+  (ConsumeQueues and index, ``dispatchBehindBytes`` 0), which both brokers do behind the copy.
+  Pairings: reference master -> reference slave, and, when ``../shared/javakit`` and ``java`` are
+  there, Java 4.9.8 master -> Java 4.9.8 slave (and the two mixed pairings with ``--mixed``).
+  Java 4.9.8 copies at about 0.07x of loopback on a 2-core machine.
 * **sync sends**: 16 connections x 64 sends in flight (``bench_broker``'s load generator, 1 KiB
   bodies, WAIT=true) to a SYNC_MASTER + ASYNC_FLUSH master with its slave connected, as a ratio to
   an ASYNC_MASTER with its slave in the same run: the reference pair, and the Java 4.9.8 pair beside
@@ -130,9 +132,17 @@ def fill(port: int, total: int, body: int) -> int:
     return max_offset(port)
 
 
-def catch_up(master: Any, slave_servers: Any, version: str, end: int) -> tuple[float, float]:
+def dispatch_behind(port: int) -> int:
+    try:
+        return int(asyncio.run(_runtime(port)).get("dispatchBehindBytes", -1))
+    except Exception:
+        return -1
+
+
+def catch_up(master: Any, slave_servers: Any, version: str, end: int) -> tuple[float, float, float]:
     """Start an empty slave of ``master``; (MB/s from its first replicated byte to ``end``,
-    seconds from its start to the end)."""
+    seconds from its start to the end, seconds from its start until it has dispatched it all:
+    ConsumeQueues and index follow the copy on both brokers)."""
     t_start = time.perf_counter()
     slave = slave_servers.broker(version, name=master.properties["brokerName"], role="SLAVE",
                                  commitlog_file_size=GIB, haMasterAddress=master.ha_addr,
@@ -152,8 +162,11 @@ def catch_up(master: Any, slave_servers: Any, version: str, end: int) -> tuple[f
     assert first is not None
     copied = end - first[1]
     took = max(1e-6, now - first[0])
+    while dispatch_behind(slave.port) != 0 and time.perf_counter() < deadline:
+        time.sleep(0.02)
+    dispatched = time.perf_counter() - t_start
     slave.stop(graceful=False)
-    return copied / took / MB, now - t_start
+    return copied / took / MB, now - t_start, dispatched
 
 
 @contextlib.contextmanager
@@ -208,7 +221,7 @@ def main() -> None:
         console.print(f"[yellow]Java pairings skipped: {javakit_missing()}[/]")
     base = Path(tempfile.mkdtemp(prefix="bench-ha-", dir=args.dir))
     total = args.mb * MB
-    rows: list[tuple[str, float, float]] = []
+    rows: list[tuple[str, float, float, float]] = []
     send_rows: list[tuple[str, float, float]] = []
     try:
         with console.status("loopback copy"):
@@ -232,10 +245,11 @@ def main() -> None:
                     masters[m_version] = (m, end)
                 m, end = masters[m_version]
                 with console.status(f"catch-up {label}"):
-                    rate, wall = catch_up(m, s_servers, s_version, end)
-                rows.append((label, rate, wall))
+                    rate, wall, dispatched = catch_up(m, s_servers, s_version, end)
+                rows.append((label, rate, wall, dispatched))
                 console.print(f"{label}: {rate:,.0f} MB/s ({rate / loop_mb_s:.3f}x loopback), "
-                              f"{end / MB:,.0f} MB in {wall:.1f} s from the slave's start")
+                              f"{end / MB:,.0f} MB in {wall:.1f} s from the slave's start, "
+                              f"dispatched {dispatched:.1f} s")
             for m, _ in masters.values():
                 m.stop(graceful=False)
             send_pairs: list[tuple[str, Any, str]] = [("reference", ours, "mqctl")]
@@ -249,11 +263,11 @@ def main() -> None:
     finally:
         shutil.rmtree(base, ignore_errors=True)
     t = Table(title=f"catch-up of an empty slave ({args.mb} MB, {args.body}-byte messages, 1 GiB files)")
-    for col in ("pairing", "MB/s", "x loopback", "s from slave start"):
+    for col in ("pairing", "MB/s", "x loopback", "s from slave start", "s until dispatched"):
         t.add_column(col, justify="left" if col == "pairing" else "right")
-    t.add_row("loopback TCP copy", f"{loop_mb_s:,.0f}", "1.000", "")
-    for label, rate, wall in rows:
-        t.add_row(label, f"{rate:,.0f}", f"{rate / loop_mb_s:.3f}", f"{wall:.1f}")
+    t.add_row("loopback TCP copy", f"{loop_mb_s:,.0f}", "1.000", "", "")
+    for label, rate, wall, dispatched in rows:
+        t.add_row(label, f"{rate:,.0f}", f"{rate / loop_mb_s:.3f}", f"{wall:.1f}", f"{dispatched:.1f}")
     out = Console()
     out.print(t)
     s = Table(title="SEND_OK/s, 16 connections x 64 in flight, 1 KiB, ASYNC_FLUSH, slave connected")
