@@ -565,12 +565,20 @@ class _Sink:
 
     def __init__(self) -> None:
         self.bytes = 0
+        #: done at the next write (set by whoever waits for answers)
+        self.written: asyncio.Future[None] | None = None
 
     def write(self, data: bytes) -> None:
         self.bytes += len(data)
+        self._wrote()
 
     def writelines(self, data: list[bytes]) -> None:
         self.bytes += sum(len(d) for d in data)
+        self._wrote()
+
+    def _wrote(self) -> None:
+        if self.written is not None and not self.written.done():
+            self.written.set_result(None)
 
     def is_closing(self) -> bool:
         return False
@@ -624,11 +632,11 @@ async def _phase_run(flush: str, root: str, count: int, window: int,
             for chunk in chunks:
                 conn.data_received(chunk)
                 done += window
-                if conn.pending_handlers:  # SYNC_FLUSH: let the group commit answer them
-                    await asyncio.sleep(0)
-                    while conn.pending_handlers:
-                        # idle while the flush thread syncs (a busy wait would count as our CPU)
-                        await asyncio.sleep(0.0002)
+                while conn.pending_handlers:
+                    # SYNC_FLUSH: idle until the group commit's answers are written (a busy wait,
+                    # or a timer polling, would count as our CPU)
+                    sink.written = asyncio.get_running_loop().create_future()
+                    await sink.written
                 if done >= count:
                     break
         if prof is not None:
