@@ -5,10 +5,15 @@ share syncs; FLUSH_DISK_TIMEOUT keeps the message), WAIT=false, and the ASYNC_FL
 from __future__ import annotations
 
 import asyncio
+import errno
+import logging
 import time
 from pathlib import Path
 
+import pytest
+
 from reference_broker.store import GetStatus, MessageStore, PutStatus
+from reference_broker.store.mapped_file import MappedFile
 from tests.store.storeutil import message, run, small_config
 from wire.store import decode_checkpoint
 
@@ -152,3 +157,41 @@ def test_flushes_keep_up_with_puts_that_arrive_during_a_sync(tmp_path: Path) -> 
     assert flushed == end
     # 16 producers waiting for their syncs: each sync covers several of them (400 puts)
     assert syncs <= 200
+
+
+def test_a_failed_group_commit_sync_answers_nobody_and_the_next_one_does(tmp_path: Path,
+                                                                         caplog: pytest.LogCaptureFixture) -> None:
+    cfg = small_config(tmp_path / "s", flush_disk_type="SYNC_FLUSH", sync_flush_timeout_ms=30_000)
+    failures = []
+    real_sync = MappedFile.sync
+
+    def failing_once(self: MappedFile) -> None:
+        if not failures:
+            failures.append(self.path.name)
+            raise OSError(errno.EIO, "Input/output error")
+        real_sync(self)
+
+    async def go() -> tuple[PutStatus, bool, int, int]:
+        async with MessageStore(cfg) as s:
+            MappedFile.sync = failing_once  # type: ignore[method-assign]
+            try:
+                put = s.put_message(message(body=b"retried"))
+                task = asyncio.ensure_future(put)
+                for _ in range(500):
+                    if failures:
+                        break
+                    await asyncio.sleep(0.002)
+                # the failed sync covered nobody: the put still waits, its record not flushed
+                await asyncio.sleep(0.02)
+                waiting = not task.done()
+                r = await asyncio.wait_for(task, 10)
+            finally:
+                MappedFile.sync = real_sync  # type: ignore[method-assign]
+            return r.status, waiting, s.flushed_offset, r.wrote_offset + r.wrote_bytes
+
+    with caplog.at_level(logging.WARNING, logger="reference_broker.store"):
+        status, waiting, flushed, end = run(go())
+    assert failures and waiting
+    assert status is PutStatus.PUT_OK and flushed >= end
+    assert any("CommitLog flush" in r.getMessage() and "Input/output error" in r.getMessage()
+               for r in caplog.records), [r.getMessage() for r in caplog.records]
