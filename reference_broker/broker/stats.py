@@ -66,14 +66,20 @@ class StatsItems:
         """Add ``value`` to an item (``StatsItem.addValue``); ``calls`` says for how many calls
         (the sends of one run are counted in one go)."""
         now = _now_ms() if now_ms is None else now_ms
-        buckets = self._items.setdefault((name, key), {})
-        cell = buckets.setdefault(now // _BUCKET_MS, [0, 0])
+        item = (name, key)
+        buckets = self._items.get(item)
+        if buckets is None:
+            buckets = self._items[item] = {}
+        bucket = now // _BUCKET_MS
+        cell = buckets.get(bucket)
+        if cell is None:
+            cell = buckets[bucket] = [0, 0]
+            if len(buckets) > 8700:
+                oldest = (now - _WINDOWS["day"]) // _BUCKET_MS
+                for b in [b for b in buckets if b < oldest]:
+                    del buckets[b]
         cell[0] += value
         cell[1] += calls
-        oldest = (now - _WINDOWS["day"]) // _BUCKET_MS
-        if len(buckets) > 8700:
-            for b in [b for b in buckets if b < oldest]:
-                del buckets[b]
 
     def view(self, name: str, key: str, now_ms: int | None = None) -> dict[str, dict[str, float]] | None:
         """``{"minute"|"hour"|"day": {"sum", "tps", "avgpt"}}``, or ``None`` for an item never recorded."""
