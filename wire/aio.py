@@ -75,7 +75,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future as ThreadFuture
 from concurrent.futures import ThreadPoolExecutor
 from types import CoroutineType
@@ -632,42 +632,35 @@ class RemotingConnection(asyncio.Protocol):
                       future: asyncio.Future[Any]) -> None:
         """Answer requests whose answers are all due from ``future`` (one :class:`Later`, or the
         :class:`Later` answers of a run that share one future): one callback answers them, in
-        order, each with its ``finish``."""
-        count = len(cmds)
-        self._later += count
+        order, each with its ``finish`` (one that raises answers its request SYSTEM_ERROR)."""
 
-        def done(fut: asyncio.Future[Any]) -> None:
-            self._later -= count
-            if fut.cancelled() or self.is_closing:
-                return
-            nested = self._gather_writes()
-            try:
-                for cmd, finish in zip(cmds, finishes, strict=True):
-                    try:
-                        response = finish(fut.result())
-                    except Exception as exc:
-                        self._handler_failed(cmd, exc)
-                        continue
-                    self._reply(cmd, response)
-            finally:
-                self._write_gathered(nested)
+        def answers(fut: asyncio.Future[Any]) -> Iterator[RemotingCommand | bytes | Exception | None]:
+            for finish in finishes:
+                try:
+                    yield finish(fut.result())
+                except Exception as exc:
+                    yield exc
 
-        future.add_done_callback(done)
-
-    def _gather_writes(self) -> bool:
-        """From now on, answers gather (as during a dispatch) until :meth:`_write_gathered`, which
-        writes them in the same turn of the loop rather than the next; True if they gather already."""
-        nested = self._dispatching
-        self._dispatching = True
-        return nested
-
-    def _write_gathered(self, nested: bool) -> None:
-        if not nested:
-            self._dispatching = False
-            self._flush()
+        self._answer_when_done(cmds, future, answers)
 
     def _answer_run(self, cmds: list[RemotingCommand], later: LaterRun) -> None:
-        """Answer the requests of a run that one :class:`LaterRun` answers: one callback."""
+        """Answer the requests of a run that one :class:`LaterRun` answers: one callback (a
+        ``finish`` that raises answers each of them SYSTEM_ERROR)."""
+
+        def answers(fut: asyncio.Future[Any]) -> Sequence[RemotingCommand | bytes | Exception | None]:
+            try:
+                return later.finish(fut.result())
+            except Exception as exc:
+                return [exc] * len(cmds)
+
+        self._answer_when_done(cmds, later.future, answers)
+
+    def _answer_when_done(self, cmds: list[RemotingCommand], future: asyncio.Future[Any],
+                          answers: Callable[[asyncio.Future[Any]],
+                                            Iterable[RemotingCommand | bytes | Exception | None]]) -> None:
+        """When ``future`` is done, answer ``cmds`` with ``answers(future)``, one each (an
+        exception: SYSTEM_ERROR), written in that turn of the loop; a cancelled future or a
+        closed connection answers nothing."""
         count = len(cmds)
         self._later += count
 
@@ -675,20 +668,22 @@ class RemotingConnection(asyncio.Protocol):
             self._later -= count
             if fut.cancelled() or self.is_closing:
                 return
-            nested = self._gather_writes()
+            # the answers gather as during a dispatch, and are written at the end of this
+            # callback rather than in the next turn of the loop
+            nested = self._dispatching
+            self._dispatching = True
             try:
-                try:
-                    answers = later.finish(fut.result())
-                except Exception as exc:
-                    for cmd in cmds:
-                        self._handler_failed(cmd, exc)
-                    return
-                for cmd, answer in zip(cmds, answers, strict=True):
-                    self._reply(cmd, answer)
+                for cmd, answer in zip(cmds, answers(fut), strict=True):
+                    if isinstance(answer, Exception):
+                        self._handler_failed(cmd, answer)
+                    else:
+                        self._reply(cmd, answer)
             finally:
-                self._write_gathered(nested)
+                if not nested:
+                    self._dispatching = False
+                    self._flush()
 
-        later.future.add_done_callback(done)
+        future.add_done_callback(done)
 
     def _handler_failed(self, cmd: RemotingCommand, exc: BaseException) -> None:
         """A handler (or its task) raised: SYSTEM_ERROR with the exception's text, as

@@ -508,3 +508,70 @@ def test_connection_pool_shares_and_replaces_connections() -> None:
                 split_addr("nohost")
             assert split_addr("[::1]:9876") == ("::1", 9876)
     run(main())
+
+
+@pytest.mark.provokes_error_log(r"handler failed for .*'x': 'bad'")
+def test_a_run_answered_later_by_one_future_each_group_in_order() -> None:
+    """A batch handler's results: a :class:`LaterRun` at the places of the requests one future
+    answers together, a :class:`Later` for one request, and an answer now; a LaterRun whose
+    finish raises answers each of its requests SYSTEM_ERROR."""
+    from wire.aio import Later, LaterRun, RemotingServer
+
+    futures: dict[str, asyncio.Future[str]] = {}
+
+    def batch(conn: RemotingConnection, reqs: list[RemotingCommand]) -> list[object]:
+        loop = asyncio.get_running_loop()
+        for name in ("run", "one", "bad"):
+            futures[name] = loop.create_future()
+        together = [r for r in reqs if r.ext_fields["x"] == "run"]
+        run_later = LaterRun(futures["run"], lambda v: [r.response(remark=f"{v} {r.opaque}") for r in together])
+
+        def broken(v: str) -> list[RemotingCommand]:
+            raise RuntimeError(f"cannot answer {v}")
+
+        bad_later = LaterRun(futures["bad"], broken)
+        out: list[object] = []
+        for r in reqs:
+            x = r.ext_fields["x"]
+            if x == "run":
+                out.append(run_later)
+            elif x == "bad":
+                out.append(bad_later)
+            elif x == "one":
+                out.append(Later(futures["one"], lambda v, r=r: r.response(remark=f"{v} alone")))
+            else:
+                out.append(r.response(remark="now"))
+        return out
+
+    async def main() -> None:
+        server = RemotingServer(lambda conn, req: None, batch=batch, batch_codes=frozenset({7}))  # type: ignore[arg-type]
+        await server.start("127.0.0.1", 0)
+        async with server:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            kinds = ["run", "now", "run", "one", "bad", "run", "bad"]
+            writer.write(b"".join(encode_command(RemotingCommand.request(7, {"x": k}, opaque=i + 1))
+                                  for i, k in enumerate(kinds)))
+            fb = FrameBuffer()
+            got: list[RemotingCommand] = []
+
+            async def answers(n: int) -> None:
+                while len(got) < n:
+                    fb.feed(await reader.read(65536))
+                    while (f := fb.next_frame()) is not None:
+                        got.append(decode_frame(f))
+
+            await answers(1)
+            assert [(a.opaque, a.remark) for a in got] == [(2, "now")]  # the others wait for their futures
+            futures["one"].set_result("B")
+            await answers(2)
+            futures["bad"].set_result("C")
+            await answers(4)
+            futures["run"].set_result("A")
+            await answers(7)
+            writer.close()
+        assert [(a.opaque, a.remark) for a in got[:2]] == [(2, "now"), (4, "B alone")]
+        assert sorted(a.opaque for a in got[2:4]) == [5, 7]
+        assert all(a.code == ResponseCode.SYSTEM_ERROR and "cannot answer C" in (a.remark or "") for a in got[2:4])
+        assert [(a.opaque, a.remark) for a in got[4:]] == [(1, "A 1"), (3, "A 3"), (6, "A 6")]
+
+    run(main())

@@ -475,12 +475,7 @@ def _answer_run(broker: Broker, out: list[HandlerResult | LaterRun | bytes | Exc
             if put.status is not _PUT_OK:
                 out[at] = put_status_response(broker, req, put, queue_id)
                 continue
-            ext = req.ext_fields
-            topic = ext.get("topic") or ext.get("b")
-            if topic:
-                n, calls = counts.get(topic, (0, 0))
-                counts[topic] = (n + put.msg_num, calls + 1)
-            out[at] = ok_frame(req.opaque, put.msg_id, queue_id, put.queue_offset, tail)
+            out[at] = _counted_ok_frame(req, put, queue_id, tail, counts)
         elif isinstance(put, PendingRun):
             group = groups.get(id(put))
             if group is None:
@@ -494,8 +489,7 @@ def _answer_run(broker: Broker, out: list[HandlerResult | LaterRun | bytes | Exc
             out[at] = Later(put.future, finish)
         else:
             out[at] = _answer(broker, req, put, queue_id)
-    for topic, (n, calls) in counts.items():
-        broker.stats.record("TOPIC_PUT_NUMS", topic, n, calls=calls)
+    _record_put_nums(broker, counts)
     for run, places, sends in groups.values():
         later = LaterRun(run.future, functools.partial(_finish_run, broker, sends, run.finish, tail))
         for at in places:
@@ -513,16 +507,27 @@ def _finish_run(broker: Broker, sends: list[tuple[RemotingCommand, int]],
     for (req, queue_id), result in zip(sends, finish(status), strict=True):
         if req.serialize_type is not _JSON or result.status is not _PUT_OK:
             answers.append(put_status_response(broker, req, result, queue_id))
-            continue
-        ext = req.ext_fields
-        topic = ext.get("topic") or ext.get("b")
-        if topic:
-            n, calls = counts.get(topic, (0, 0))
-            counts[topic] = (n + result.msg_num, calls + 1)
-        answers.append(ok_frame(req.opaque, result.msg_id, queue_id, result.queue_offset, tail))
+        else:
+            answers.append(_counted_ok_frame(req, result, queue_id, tail, counts))
+    _record_put_nums(broker, counts)
+    return answers
+
+
+def _counted_ok_frame(req: RemotingCommand, result: PutResult, queue_id: int, tail: str,
+                      counts: dict[str, tuple[int, int]]) -> bytes:
+    """:func:`ok_frame` of a stored JSON send, its messages counted in ``counts`` (TOPIC_PUT_NUMS
+    by topic: messages, sends; recorded by :func:`_record_put_nums`)."""
+    ext = req.ext_fields
+    topic = ext.get("topic") or ext.get("b")
+    if topic:
+        n, calls = counts.get(topic, (0, 0))
+        counts[topic] = (n + result.msg_num, calls + 1)
+    return ok_frame(req.opaque, result.msg_id, queue_id, result.queue_offset, tail)
+
+
+def _record_put_nums(broker: Broker, counts: dict[str, tuple[int, int]]) -> None:
     for topic, (n, calls) in counts.items():
         broker.stats.record("TOPIC_PUT_NUMS", topic, n, calls=calls)
-    return answers
 
 
 def _finish_frame(broker: Broker, req: RemotingCommand, finish: Callable[[PutStatus], PutResult],
