@@ -7,9 +7,10 @@ Theory of operation
 it) on every broker, as Java does; only a master's listener is ever dialled. Each accepted socket
 becomes a :class:`SlaveConnection`: two tasks around one :class:`wire.ha.V4MasterSession`.
 
-* The reader takes the slave's 8-byte reports. The session checks each one (a report beyond what
-  this connection has sent is a lie: the connection is closed and logged, and the lie never counts);
-  each accepted ack advances the SYNC_MASTER waiters it covers (:mod:`.waiters`).
+* The reader takes the slave's 8-byte reports, in the socket's readiness callback. The session
+  checks each one (a report beyond what this connection has sent is a lie: the connection is closed
+  and logged, and the lie never counts); each accepted ack advances the SYNC_MASTER waiters it
+  covers (:mod:`.waiters`) in the pass of the event loop in which it arrives.
 * The writer waits for the slave's first report, fixes where the transfer starts (an empty slave at
   the master's last CommitLog file, else at its report), then sends whatever the CommitLog holds past
   the cursor: ``haTransferBatchSize`` per frame (as Java cuts them), each frame from one file, its
@@ -121,32 +122,54 @@ class SlaveConnection(ConnectionTasks):
 
     # ------------------------------------------------------------------ reading
     async def _read(self) -> None:
+        """The slave's reports, taken in the socket's readiness callback itself (:meth:`_readable`):
+        an ack releases the waiting puts it covers in the pass of the event loop in which it
+        arrives, not one pass later in a task of its own."""
         loop = asyncio.get_running_loop()
+        ended: asyncio.Future[None] = loop.create_future()
+        fd = self.sock.fileno()
+        loop.add_reader(fd, self._readable, ended)
+        try:
+            await ended
+        finally:
+            if self.sock.fileno() == fd:  # a socket closed meanwhile had its registration removed
+                loop.remove_reader(fd)
+
+    def _readable(self, ended: asyncio.Future[None]) -> None:
+        if ended.done():
+            return
+        try:
+            data = self.sock.recv(READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            ended.set_exception(exc)
+            return
+        if not data:
+            self.close_reason = "the slave closed the connection"
+            ended.set_result(None)
+            return
         store = self.service.store
         session = self.session
-        while True:
-            data = await loop.sock_recv(self.sock, READ_SIZE)
-            if not data:
-                self.close_reason = "the slave closed the connection"
-                return
-            first = not session.requested
-            try:
-                report = session.receive_data(data, now_ms=now_ms(),
-                                              master_max_offset=store.commitlog_max_offset())
-            except HAProtocolError as exc:
-                # Java 4.9.x closes on an ack beyond its CommitLog end; any report beyond what was sent
-                # is a lie here (apache/rocketmq#3015)
-                log.error("slave %s: %s; closing the connection", self.addr, exc)
-                self.close_reason = f"protocol violation: {exc}"
-                self.service.rejected += 1
-                return
-            if report is None:
-                continue
-            if first:
-                log.info("slave[%s] request offset %d", self.addr, report.offset)
-                self._wake.set()
-            elif session.started:
-                self.service._acked(self, report.offset)
+        first = not session.requested
+        try:
+            report = session.receive_data(data, now_ms=now_ms(),
+                                          master_max_offset=store.commitlog_max_offset())
+        except HAProtocolError as exc:
+            # Java 4.9.x closes on an ack beyond its CommitLog end; any report beyond what was sent
+            # is a lie here (apache/rocketmq#3015)
+            log.error("slave %s: %s; closing the connection", self.addr, exc)
+            self.close_reason = f"protocol violation: {exc}"
+            self.service.rejected += 1
+            ended.set_result(None)
+            return
+        if report is None:
+            return
+        if first:
+            log.info("slave[%s] request offset %d", self.addr, report.offset)
+            self._wake.set()
+        elif session.started:
+            self.service._acked(self, report.offset)
 
     # ------------------------------------------------------------------ writing
     async def _write(self) -> None:
