@@ -142,6 +142,8 @@ class ConnectionTasks:
         frames while the socket takes them; a frame it takes only part of is kept in
         :attr:`_unsent` for the writer, which sends the rest before anything else. Returns the
         data bytes of the frames begun."""
+        if self._unsent is not None:
+            return 0  # the rest of a frame goes first, and only the writer sends it
         sock = self.sock
         sent = 0
         for _ in range(GATHER_FRAMES):

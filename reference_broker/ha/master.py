@@ -112,7 +112,8 @@ class SlaveConnection(ConnectionTasks):
         being made): an idle writer's work done at once, so the slave has the bytes, and can ack
         them, before this pass of the event loop ends (the writer task would run only after it).
         What the socket does not take at once is left to the writer."""
-        if not self._idle or self.closed:
+        if not self._idle or self.closed or self._unsent is not None:
+            # the writer is busy, or woken for a frame cut short that must go on first
             self._wake.set()
             return
         try:

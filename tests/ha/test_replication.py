@@ -401,6 +401,16 @@ def test_a_frame_the_socket_takes_only_part_of_is_finished_by_the_writer(tmp_pat
             await wait_until(lambda: len(master.ha.waiters) == 100 and ha_conn._unsent is not None)
             end = master.store.commitlog_max_offset()
             assert end > 6_000_000
+            # another append's listener call before the woken writer has run (in the same pass)
+            # leaves the frame cut short alone: nothing may go on the wire before its rest
+            cut = (ha_conn._unsent, ha_conn.session.next_transfer)
+            assert cut[1] < end
+            ha_conn._idle = True
+            try:
+                ha_conn.push()
+            finally:
+                ha_conn._idle = False
+            assert (ha_conn._unsent, ha_conn.session.next_transfer) == cut
             raw.setblocking(False)
             loop = asyncio.get_running_loop()
             session = V4SlaveSession()
