@@ -18,7 +18,7 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from wire.bodies import HAClientRuntimeInfo
@@ -122,15 +122,7 @@ class ConnectionTasks:
         frames = 0
         if self._unsent is not None:
             await self._send_unsent(store)
-        while frames < GATHER_FRAMES:
-            at = next_offset()
-            span = store.commitlog_span(at, batch_size)
-            if span is None:
-                break
-            cut = frame(span[2])
-            if cut is None:
-                break
-            header, size = cut
+        for at, header, size, span in _frames(store, next_offset, batch_size, frame):
             await self._send_frame(store, header, at, size, span)
             sent += size
             frames += 1
@@ -146,15 +138,7 @@ class ConnectionTasks:
             return 0  # the rest of a frame goes first, and only the writer sends it
         sock = self.sock
         sent = 0
-        for _ in range(GATHER_FRAMES):
-            at = next_offset()
-            span = store.commitlog_span(at, batch_size)
-            if span is None:
-                break
-            cut = frame(span[2])
-            if cut is None:
-                break
-            header, size = cut
+        for at, header, size, span in _frames(store, next_offset, batch_size, frame):
             try:
                 n = sock.send(header, socket.MSG_MORE)
             except (BlockingIOError, InterruptedError):
@@ -429,3 +413,21 @@ class MasterLink:
             max_offset=self.store.commitlog_max_offset(),
             last_read_timestamp=last_read_ms if self.connects else 0,
             last_write_timestamp=last_write_ms if self.connects else 0, master_flush_offset=0)
+
+
+def _frames(store: MessageStore, next_offset: Callable[[], int], batch_size: int,
+            frame: Callable[[int], tuple[bytes, int] | None]
+            ) -> Iterator[tuple[int, bytes, int, tuple[int, int, int]]]:
+    """The next frames of a transfer, at most :data:`GATHER_FRAMES`: (offset, header, data size,
+    the CommitLog span the data comes from). Each is cut when the one before it has been sent
+    (``frame`` moves the session's cursor on); it ends at the CommitLog's end or when ``frame``
+    gives no frame now."""
+    for _ in range(GATHER_FRAMES):
+        at = next_offset()
+        span = store.commitlog_span(at, batch_size)
+        if span is None:
+            return
+        cut = frame(span[2])
+        if cut is None:
+            return
+        yield at, cut[0], cut[1], span
