@@ -44,7 +44,9 @@ so that a change of the machine's load meets both. Every answer is checked (its 
 the header), and only successful ones count: Java answers SYSTEM_BUSY when its send queue backs
 up. The table (rich) shows both rates, each
 broker's CPU per answer and the ratio ours / Java; only ratios from one run mean anything on a
-shared machine.
+shared machine. The minimal server above takes the send cases in the same turns, and its rate as a
+ratio of Java's shows the ceiling of any asyncio server on the machine (at 1x1 the round trip,
+not the work, sets the pace).
 """
 
 from __future__ import annotations
@@ -450,7 +452,8 @@ class JavaBroker(Measured):
 
 
 #: flush, case, Java rate, Java CPU us per answer, our rate, our CPU us per answer
-JavaRow = tuple[str, str, float, float, float, float]
+#: flush, case, Java rate and CPU us, ours rate and CPU us, the minimal server's rate (0: not run)
+JavaRow = tuple[str, str, float, float, float, float, float]
 
 
 def _run_case(server: Measured, kind: str, c: int, w: int, frames: list[bytes],
@@ -492,10 +495,13 @@ def java_main(args: argparse.Namespace) -> int:
             try:
                 servers["Java 4.9.8"] = JavaBroker(base_dir / f"java-{flush}", props)
                 servers["ours"] = Server("broker-file", str(prop_file), str(base_dir / f"ours-{flush}"))
+                # the ceiling of a Python server on this machine: the minimal asyncio server, sends only
+                servers["minimal"] = Server("baseline")
                 if args.idle:
                     time.sleep(args.idle)
                     for who, server in servers.items():
-                        idle[who].append(server.rss_mib())
+                        if who in idle:
+                            idle[who].append(server.rss_mib())
                 kind, c, w = JAVA_WARMUP
                 for server in servers.values():
                     _run_case(server, kind, c, w, sends, min(args.seconds, 3.0))
@@ -505,6 +511,8 @@ def java_main(args: argparse.Namespace) -> int:
                     name = f"{kind} {c}x{w}"
                     for _ in range(args.runs):
                         for who, server in servers.items():
+                            if who == "minimal" and kind != "send":
+                                continue
                             if kind == "pull" and who not in pulls:
                                 pulls[who] = pull_frames(asyncio.run(_max_offset(server.port)))
                             frames = sends if kind == "send" else pulls[who]
@@ -512,8 +520,10 @@ def java_main(args: argparse.Namespace) -> int:
                             if rate > best.get((who, name), (0.0, 0.0))[0]:
                                 best[(who, name)] = (rate, cpu)
                     (j, jc), (o, oc) = best[("Java 4.9.8", name)], best[("ours", name)]
-                    console.print(f"  {name}: Java {j:,.0f}/s, ours {o:,.0f}/s")
-                    rows.append((flush, name, j, jc, o, oc))
+                    m = best.get(("minimal", name), (0.0, 0.0))[0]
+                    console.print(f"  {name}: Java {j:,.0f}/s, ours {o:,.0f}/s"
+                                  + (f", minimal server {m:,.0f}/s" if m else ""))
+                    rows.append((flush, name, j, jc, o, oc, m))
             finally:
                 for server in servers.values():
                     server.stop()
@@ -522,21 +532,23 @@ def java_main(args: argparse.Namespace) -> int:
     load = os.getloadavg()
     table = Table(title=f"broker side by side: Java 4.9.8 vs ours, {args.body}-byte bodies, "
                         f"{args.seconds:g}s x {args.runs} per case")
-    for col in ("flush", "case", "Java 4.9.8/s", "Java cpu us", "ours/s", "ours cpu us", "ours / Java"):
+    for col in ("flush", "case", "Java 4.9.8/s", "Java cpu us", "ours/s", "ours cpu us", "ours / Java",
+                "minimal / Java"):
         table.add_column(col, justify="left" if col in ("flush", "case") else "right")
-    for flush, name, j, jc, o, oc in rows:
+    for flush, name, j, jc, o, oc, m in rows:
         label = name if name.startswith("send") else f"{name} (msgs, {PULL_BATCH}/pull)"
         table.add_row(flush, label, f"{j:,.0f}", f"{jc:.1f}", f"{o:,.0f}", f"{oc:.1f}",
-                      f"{o / j:.2f}x" if j else "-")
+                      f"{o / j:.2f}x" if j else "-", f"{m / j:.2f}x" if j and m else "-")
     if args.idle and idle["ours"] and idle["Java 4.9.8"]:
         j, o = max(idle["Java 4.9.8"]), max(idle["ours"])
         table.add_row("", f"idle RSS after {args.idle:g}s (MiB)", f"{j:.1f}", "", f"{o:.1f}", "",
-                      f"{o / j:.2f}x" if j else "-")
+                      f"{o / j:.2f}x" if j else "-", "")
     console.print(table)
     console.print(f"{os.cpu_count()} CPUs; load average at the end {load[0]:.2f} {load[1]:.2f} "
                   f"{load[2]:.2f}; "
                   f"{time.time() - started:.0f} s in all; cpu = the broker process's CPU (all threads) per "
-                  "answer (per message for pulls)")
+                  "answer (per message for pulls); minimal = a wire.aio server answering each send "
+                  "SUCCESS with nothing stored, the most a Python server does here")
     return 0
 
 
