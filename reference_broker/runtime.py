@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import gc
 import logging
 import os
 import signal
@@ -26,11 +27,13 @@ from .config import ConfigError
 __all__ = [
     "EXIT_BAD_CONFIG",
     "EXIT_FAILED",
+    "GC_GEN0_THRESHOLD",
     "Service",
     "ServiceError",
     "run_async",
     "run_foreground",
     "setup_logging",
+    "tune_gc",
 ]
 
 T = TypeVar("T")
@@ -69,9 +72,29 @@ def setup_logging(log_file: Path | None = None, verbose: int = 0) -> None:
         root.addHandler(fh)
 
 
+#: the allocations (less deallocations) of container objects between two youngest-generation
+#: collections of a server process (CPython's default is 700); see :func:`tune_gc`
+GC_GEN0_THRESHOLD = 10_000
+
+
+def tune_gc() -> None:
+    """Raise the youngest generation's collection threshold to :data:`GC_GEN0_THRESHOLD` (never
+    lower it). A broker's requests that wait (SYNC_FLUSH sends until the group commit's sync:
+    about 270 of them per sync at 16x64) keep their commands, results and answers alive across
+    thousands of allocations, so at CPython's 700 the collector ran about 100 times a second and
+    promoted them to the older generations, whose full collections walk the whole heap: 1.2-1.4 us
+    of collection per SYNC_FLUSH send at 16x64 (ASYNC_FLUSH: 0.02-0.03), against 0.02-0.04 at
+    10,000. A server makes little cyclic garbage; reference counting frees the rest."""
+    gen0, *older = gc.get_threshold()
+    if gen0 < GC_GEN0_THRESHOLD:
+        gc.set_threshold(GC_GEN0_THRESHOLD, *older)
+
+
 def run_async(main: Coroutine[Any, Any, T]) -> T:
     """Run ``main`` on uvloop's event loop when it is installed (``MQCTL_EVENT_LOOP=asyncio`` opts
-    out), else on asyncio's own. uvloop roughly halves the cost of every socket read and write."""
+    out), else on asyncio's own. uvloop roughly halves the cost of every socket read and write.
+    The process's collector is tuned for a server first (:func:`tune_gc`)."""
+    tune_gc()
     if os.environ.get("MQCTL_EVENT_LOOP", "").lower() != "asyncio":
         try:
             import uvloop
