@@ -91,27 +91,24 @@ def _ready(fut: asyncio.Future[None]) -> None:
 
 async def wait_writable(sock: socket.socket) -> None:
     """Until ``sock`` takes bytes again."""
+    await _wait_ready(sock, writable=True)
+
+
+async def wait_readable(sock: socket.socket) -> None:
+    """Until ``sock`` has bytes (or its end) to read."""
+    await _wait_ready(sock, writable=False)
+
+
+async def _wait_ready(sock: socket.socket, *, writable: bool) -> None:
     loop = asyncio.get_running_loop()
     fut: asyncio.Future[None] = loop.create_future()
     fd = sock.fileno()
-    loop.add_writer(fd, _ready, fut)
+    add, remove = (loop.add_writer, loop.remove_writer) if writable else (loop.add_reader, loop.remove_reader)
+    add(fd, _ready, fut)
     try:
         await fut
     finally:
         # a socket closed meanwhile had its registration removed by its closer, and its number may
         # belong to another socket by now
         if sock.fileno() == fd:
-            loop.remove_writer(fd)
-
-
-async def wait_readable(sock: socket.socket) -> None:
-    """Until ``sock`` has bytes (or its end) to read."""
-    loop = asyncio.get_running_loop()
-    fut: asyncio.Future[None] = loop.create_future()
-    fd = sock.fileno()
-    loop.add_reader(fd, _ready, fut)
-    try:
-        await fut
-    finally:
-        if sock.fileno() == fd:
-            loop.remove_reader(fd)
+            remove(fd)
