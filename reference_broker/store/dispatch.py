@@ -177,11 +177,8 @@ class Dispatcher(Room):
                     code = 0
                 else:
                     cached = tag_codes.get(tags)
-                    if cached is None:
-                        if len(tag_codes) >= _TAG_CODES_MAX:
-                            tag_codes.clear()
-                        cached = tag_codes[tags] = _codec.tags_code(tags)
-                    code = cached
+                    # a miss: tags_code hashes them and keeps the code in the cache
+                    code = self.tags_code(topic, props, ts) if cached is None else cached
                 qs = by_topic.get(topic)
                 cq = qs.get(queue_id) if qs is not None else None
                 if cq is None:
