@@ -620,13 +620,13 @@ class AutoSwitchHAService:
             self._recompute_confirm()
             self.on_sync_state_set(set(members))
 
-    def wait_for_replicas(self, begin: int, end: int) -> Awaitable[PutStatus]:
+    def wait_for_replicas(self, begin: int, end: int, puts: int = 1) -> Awaitable[PutStatus]:
         """``allAckInSyncStateSet``: the put waits until every member holds it."""
         if self.confirm_offset >= end:
             fut: asyncio.Future[PutStatus] = asyncio.get_running_loop().create_future()
             fut.set_result(PutStatus.PUT_OK)
             return fut
-        return self.waiters.wait(begin, end, self.config.slave_timeout_ms / 1000)
+        return self.waiters.wait(begin, end, self.config.slave_timeout_ms / 1000, puts=puts)
 
     # ------------------------------------------------------------------ status
     def runtime_info(self) -> HARuntimeInfo:

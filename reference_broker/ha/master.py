@@ -380,7 +380,7 @@ class HAService:
         return bool(self.connections) and \
             master_put_where - self.push2slave_max_offset < self.config.slave_fallbehind_max
 
-    def wait_for_slaves(self, begin: int, end: int) -> Awaitable[PutStatus]:
+    def wait_for_slaves(self, begin: int, end: int, puts: int = 1) -> Awaitable[PutStatus]:
         """The store's replica waiter on a SYNC_MASTER (``submitReplicaRequest``). The puts made in
         one pass of the loop (a pipelined producer's read of sends is stored as one run) share
         one waiter when they follow one another in the CommitLog: the writer sends them to the
@@ -393,7 +393,7 @@ class HAService:
         if not join:
             self._pass_open = True
             asyncio.get_running_loop().call_soon(self._pass_ended)
-        return self.waiters.wait(begin, end, self.config.slave_timeout_ms / 1000, join=join)
+        return self.waiters.wait(begin, end, self.config.slave_timeout_ms / 1000, join=join, puts=puts)
 
     def _pass_ended(self) -> None:
         self._pass_open = False

@@ -33,12 +33,12 @@ class _Waiter(Generic[S]):
 
     __slots__ = ("begin", "deadline", "end", "future", "puts")
 
-    def __init__(self, begin: int, end: int, deadline: float, future: asyncio.Future[S]) -> None:
+    def __init__(self, begin: int, end: int, deadline: float, future: asyncio.Future[S], puts: int) -> None:
         self.begin = begin
         self.end = end
         self.deadline = deadline
         self.future = future
-        self.puts = 1
+        self.puts = puts
 
 
 class OffsetWaiters(Generic[S]):
@@ -63,26 +63,28 @@ class OffsetWaiters(Generic[S]):
     def __len__(self) -> int:
         return sum(w.puts for w in self._queue)
 
-    def wait(self, begin: int, end: int, timeout_s: float, *, join: bool = False) -> asyncio.Future[S]:
-        """A future answered once an ack covers ``[begin, end)``, or ``expired`` after ``timeout_s``.
-        With ``join``, a put that continues the last waiter's range (``begin`` is its end) and is
-        not answered yet shares its future and its deadline (the caller joins only puts made
-        together, so the deadlines differ by microseconds)."""
+    def wait(self, begin: int, end: int, timeout_s: float, *, join: bool = False,
+             puts: int = 1) -> asyncio.Future[S]:
+        """A future answered once an ack covers ``[begin, end)``, or ``expired`` after ``timeout_s``;
+        ``puts`` is how many puts share it (a run of puts waits with one range). With ``join``, a
+        put that continues the last waiter's range (``begin`` is its end) and is not answered yet
+        shares its future and its deadline (the caller joins only puts made together, so the
+        deadlines differ by microseconds)."""
         q = self._queue
         if join and q:
             last = q[-1]
             if last.end == begin and end >= begin and not last.future.done():
                 last.end = end
-                last.puts += 1
+                last.puts += puts
                 return last.future
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[S] = loop.create_future()
         if timeout_s <= 0:
             fut.set_result(self._expired)
-            self.expired += 1
+            self.expired += puts
             return fut
         deadline = loop.time() + timeout_s
-        item = _Waiter(begin, end, deadline, fut)
+        item = _Waiter(begin, end, deadline, fut, puts)
         if q and (q[-1].end > end or q[-1].deadline > deadline):
             # out of order (a timeout changed at run time): keep the queue sorted
             items = sorted([*q, item], key=lambda w: (w.end, w.deadline))

@@ -230,7 +230,7 @@ class PutService(Room):
             if self._sync_flush and wait:
                 flushed = self.flusher.waiter(end)
             if wait and self._sync_master and self.replica_waiter is not None:
-                replicas = self.replica_waiter(result.wrote_offset, end)
+                replicas = self.replica_waiter(result.wrote_offset, end, 1)
                 if isinstance(flushed, asyncio.Future):
                     return self._finish(result, _with_replicas(flushed, replicas), begin)
                 if deferred and isinstance(replicas, asyncio.Future):

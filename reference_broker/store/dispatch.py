@@ -54,8 +54,9 @@ DispatchListener = Callable[[str, int, int, int], None]
 ArrivalListener = Callable[[str, int, int, int, int], None]
 #: the CommitLog's new end, after every append (a put or a replica's bytes)
 AppendListener = Callable[[int], None]
-#: awaited with the begin and end offsets of a put on a SYNC_MASTER; answers PUT_OK or the HA status
-ReplicaWaiter = Callable[[int, int], Awaitable[PutStatus]]
+#: awaited with the begin and end offsets of a put on a SYNC_MASTER (or of a run of puts made
+#: together, and how many puts that is); answers PUT_OK or the HA status
+ReplicaWaiter = Callable[[int, int, int], Awaitable[PutStatus]]
 #: what one record's dispatch needs: topic, queueId, CommitLog offset, size, store timestamp,
 #: queue offset, properties, sysFlag (``DispatchRequest``)
 DispatchRequest = tuple[str, int, int, int, int, int, Mapping[str, str], int]

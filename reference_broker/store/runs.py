@@ -17,7 +17,10 @@ puts is done once per run rather than once per message:
 * in SYNC_FLUSH the puts of a segment that wait for the flush are one :class:`PendingRun`: one
   group-commit request for the segment's end (a flush that covers it covers every record of the
   segment, all appended at once), one future, and their results finished together when it is
-  done (the store's statistics recorded once), so a waiting put costs nothing of its own there.
+  done (the store's statistics recorded once), so a waiting put costs nothing of its own there;
+* on a SYNC_MASTER the same: one wait for the slaves over the segment's waiting puts, released
+  by the ack that covers its end (the HA service's :class:`~reference_broker.ha.OffsetWaiters`),
+  and with SYNC_FLUSH as well, one future done when both waits are.
 
 The records get one store timestamp per segment (one-at-a-time puts read the clock for each;
 both are times at which the record was stored). A message the checks refuse is answered as its
@@ -162,11 +165,8 @@ def _segment(service: PutService, ready: list[tuple[int, Prepared]], at: int,
         dispatcher.reput_offset = phys
         service._appended()
         service.run_messages += len(placed)
-        if service._sync_flush and (service.replica_waiter is None or not service._sync_master):
-            _wait_for_flush(service, placed, phys, out, begin)
-        elif service._sync_flush or service.replica_waiter is not None:
-            for i, result, wait in placed:
-                out[i] = service._settle(result, wait, begin, deferred=True)
+        if service._sync_flush or (service._sync_master and service.replica_waiter is not None):
+            _wait_for_run(service, placed, phys, out, begin)
         else:
             # stored, nothing to wait for: the results as they are, counted in one go
             _answer_now(service, placed, out, begin)
@@ -184,25 +184,64 @@ def _answer_now(service: PutService, placed: list[tuple[int, PutResult, bool]],
         out[i] = result
 
 
-def _wait_for_flush(service: PutService, placed: list[tuple[int, PutResult, bool]], end: int,
-                    out: list[RunResult | None], begin: float) -> None:
-    """SYNC_FLUSH: the puts of a segment that wait (``isWaitStoreMsgOK``) ask the group commit
-    once, for the segment's ``end``, and share its answer (:class:`PendingRun`); the others are
-    answered now, as their puts one at a time would be."""
+def _wait_for_run(service: PutService, placed: list[tuple[int, PutResult, bool]], end: int,
+                  out: list[RunResult | None], begin: float) -> None:
+    """The puts of a segment that wait (``isWaitStoreMsgOK``) wait together: in SYNC_FLUSH they ask
+    the group commit once for the segment's ``end``, on a SYNC_MASTER the slaves once for the
+    range from the first of them to ``end`` (the ack that covers it covers every one of them), and
+    with both, a non-OK answer wins, the slaves' first (as :func:`.append._with_replicas`). They
+    share one :class:`PendingRun`; the puts that do not wait are answered now, as their puts one
+    at a time would be."""
     waiting = [r for _, r, wait in placed if wait]
     if not waiting:
         _answer_now(service, placed, out, begin)
         return
-    flushed = service.flusher.waiter(end)
-    if not isinstance(flushed, PutStatus):
+    pending: PutStatus | asyncio.Future[PutStatus] = _PUT_OK
+    if service._sync_flush:
+        pending = service.flusher.waiter(end)
+    replica_waiter = service.replica_waiter
+    if service._sync_master and replica_waiter is not None:
+        replicas = asyncio.ensure_future(replica_waiter(waiting[0].wrote_offset, end, len(waiting)))
+        pending = replicas if pending is _PUT_OK else _both(pending, replicas)
+    if isinstance(pending, asyncio.Future):
         _answer_now(service, [p for p in placed if not p[2]], out, begin)
-        group = PendingRun(service, waiting, sum(r.wrote_bytes for r in waiting), flushed, begin)
+        group = PendingRun(service, waiting, sum(r.wrote_bytes for r in waiting), pending, begin)
         for i, _, wait in placed:
             if wait:
                 out[i] = group
         return
     # flushed already, or no time to wait (syncFlushTimeout 0): the status is known now
-    if flushed is not _PUT_OK:
+    if pending is not _PUT_OK:
         for r in waiting:
-            r.status = flushed
+            r.status = pending
     _answer_now(service, placed, out, begin)
+
+
+def _both(flushed: PutStatus | asyncio.Future[PutStatus],
+          replicas: asyncio.Future[PutStatus]) -> asyncio.Future[PutStatus]:
+    """One future for the flush and the slaves waited for together: done when both are, with the
+    slaves' status when it is not PUT_OK, else the flush's."""
+    both: asyncio.Future[PutStatus] = replicas.get_loop().create_future()
+
+    def settle(_: object) -> None:
+        if both.done() or not replicas.done():
+            return
+        if isinstance(flushed, asyncio.Future):
+            if not flushed.done():
+                return
+            if flushed.cancelled() or replicas.cancelled():
+                both.cancel()
+                return
+            flush_status = flushed.result()
+        else:
+            if replicas.cancelled():
+                both.cancel()
+                return
+            flush_status = flushed
+        replica_status = replicas.result()
+        both.set_result(replica_status if replica_status is not _PUT_OK else flush_status)
+
+    replicas.add_done_callback(settle)
+    if isinstance(flushed, asyncio.Future):
+        flushed.add_done_callback(settle)
+    return both

@@ -32,10 +32,11 @@ from tests.broker.helpers import (
 )
 from tests.ha.fakes import FakeMaster, FakeSlave
 from tests.javakit import free_broker_port
-from wire import RemotingCommand, ResponseCode
+from wire import FrameBuffer, RemotingCommand, ResponseCode, decode_frame, encode_command
 from wire.aio import RemotingConnection
 from wire.bodies import HARuntimeInfo
 from wire.ha.session import V4SlaveSession, pack_report, pack_transfer_header
+from wire.message import decode_offset_msg_id
 
 MB = 1 << 20
 NAME = "broker-h"
@@ -348,6 +349,109 @@ def test_one_ack_releases_every_waiter_it_covers(tmp_path: Path) -> None:
             assert master.ha.waiters.largest_batch == 16 and master.ha.waiters.batches == 1
             for c in conns:
                 await c.aclose()
+            await fake.close()
+
+    run(main())
+
+
+async def _pipelined(port: int, n: int, *, no_wait: frozenset[int] = frozenset()) -> tuple[
+        asyncio.StreamReader, asyncio.StreamWriter]:
+    """A raw connection that writes ``n`` sends in one write (the broker reads them as one run);
+    the sends numbered in ``no_wait`` say WAIT=false."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    frames = [encode_command(send_request("HaTopic", b"p%03d;" % i * 20, queue_id=i % 4, keys=f"k{i}",
+                                          extra_props={"WAIT": "false"} if i in no_wait else None)
+                             .replace(opaque=1000 + i)) for i in range(n)]
+    writer.write(b"".join(frames))
+    await writer.drain()
+    return reader, writer
+
+
+async def _answers(reader: asyncio.StreamReader, n: int, timeout: float = 10.0) -> list[RemotingCommand]:
+    fb = FrameBuffer()
+    out: list[RemotingCommand] = []
+    while len(out) < n:
+        data = await asyncio.wait_for(reader.read(1 << 16), timeout)
+        assert data, f"the connection closed after {len(out)} of {n} answers"
+        fb.feed(data)
+        while (frame := fb.next_frame()) is not None:
+            out.append(decode_frame(frame))
+    return out
+
+
+@FLUSH_TYPES
+def test_a_pipelined_run_on_a_sync_master_waits_for_one_ack(tmp_path: Path, flush: str) -> None:
+    """The sends of one read are put as a run; its waiting sends wait for the slaves together and
+    the ack that covers the run's end answers them all, in order, with their own msgId and queue
+    offset (a WAIT=false send of the run is answered at once). An ack short of the end answers
+    none of them; with SYNC_FLUSH the answers come after the group commit too."""
+    n = 32
+    no_wait = frozenset({5, 17})
+
+    async def main() -> None:
+        async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, brokerRole="SYNC_MASTER",
+                                                 slaveTimeout="10000", flushDiskType=flush) as master:
+            assert master.ha is not None
+            fake = await FakeSlave.connect(master.ha.port)
+            await fake.report(0)
+            await wait_until(lambda: bool(master.ha.connections) and master.ha.connections[0].session.started)
+            runs_before = master.store.puts.run_messages
+            start = master.store.commitlog_max_offset()
+            reader, writer = await _pipelined(master.port, n, no_wait=no_wait)
+            early = await _answers(reader, len(no_wait))
+            assert sorted(a.opaque - 1000 for a in early) == sorted(no_wait)
+            assert all(a.code == ResponseCode.SUCCESS for a in early)
+            await wait_until(lambda: len(master.ha.waiters) == n - len(no_wait))
+            end = master.store.commitlog_max_offset()
+            assert master.store.puts.run_messages - runs_before == n, "the sends were not put as one run"
+            await fake.wait_data(end)
+            await fake.report(end - 1)  # short of the run's last byte: nobody is answered
+            await asyncio.sleep(0.2)
+            assert master.ha.waiters.released == 0 and len(master.ha.waiters) == n - len(no_wait)
+            await fake.report(end)
+            rest = await _answers(reader, n - len(no_wait))
+            assert [a.opaque - 1000 for a in rest] == [i for i in range(n) if i not in no_wait]
+            assert all(a.code == ResponseCode.SUCCESS for a in rest), [a.code for a in rest]
+            if flush == "SYNC_FLUSH":
+                assert master.store.flushed_offset >= end
+            assert master.ha.waiters.batches == 1 and master.ha.waiters.largest_batch == n - len(no_wait)
+            # each answer names its own record: msgId = the record's offset, offsets per queue in order
+            by_queue: dict[int, list[int]] = {}
+            phys = []
+            for a in sorted(early + rest, key=lambda a: a.opaque):
+                by_queue.setdefault(int(a.ext_fields["queueId"]), []).append(int(a.ext_fields["queueOffset"]))
+                phys.append(decode_offset_msg_id(a.ext_fields["msgId"]).offset)
+            assert all(v == list(range(len(v))) for v in by_queue.values()), by_queue
+            assert phys == sorted(phys) and phys[0] == start and len(set(phys)) == n
+            writer.close()
+            await fake.close()
+
+    run(main())
+
+
+@FLUSH_TYPES
+def test_a_pipelined_run_on_a_sync_master_with_a_silent_slave_times_out_together(tmp_path: Path,
+                                                                                flush: str) -> None:
+    """The run's sends are stored and answered FLUSH_SLAVE_TIMEOUT together after slaveTimeout."""
+    n = 24
+
+    async def main() -> None:
+        async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, brokerRole="SYNC_MASTER",
+                                                 slaveTimeout="1000", flushDiskType=flush) as master:
+            assert master.ha is not None
+            fake = await FakeSlave.connect(master.ha.port)
+            await fake.report(0)
+            await wait_until(lambda: bool(master.ha.connections) and master.ha.connections[0].session.started)
+            t0 = time.monotonic()
+            reader, writer = await _pipelined(master.port, n)
+            got = await _answers(reader, n)
+            assert time.monotonic() - t0 >= 0.9
+            assert [a.opaque - 1000 for a in got] == list(range(n))
+            assert all(a.code == ResponseCode.FLUSH_SLAVE_TIMEOUT and a.ext_fields.get("msgId")
+                       for a in got), [a.code for a in got]
+            assert master.ha.waiters.expired == n and master.ha.waiters.released == 0
+            await fake.wait_data(master.store.commitlog_max_offset())
+            writer.close()
             await fake.close()
 
     run(main())
