@@ -226,23 +226,18 @@ class PutService(Room):
             return result
         if self._sync_flush or self.replica_waiter is not None:
             end = result.wrote_offset + result.wrote_bytes
-            flushed: PutStatus | asyncio.Future[PutStatus] = _PUT_OK
+            pending: PutStatus | asyncio.Future[PutStatus] = _PUT_OK
             if self._sync_flush and wait:
-                flushed = self.flusher.waiter(end)
+                pending = self.flusher.waiter(end)
             if wait and self._sync_master and self.replica_waiter is not None:
-                replicas = self.replica_waiter(result.wrote_offset, end, 1)
-                if isinstance(flushed, asyncio.Future):
-                    return self._finish(result, _with_replicas(flushed, replicas), begin)
-                if deferred and isinstance(replicas, asyncio.Future):
-                    # answered by the future's done callback, as a group commit's puts are: the
-                    # ack that covers a batch of puts answers them all in one pass, no coroutines
-                    return PendingPut(self, result, replicas, begin)
-                return self._finish(result, replicas, begin)
-            if isinstance(flushed, asyncio.Future):
+                pending = with_replicas(pending, self.replica_waiter(result.wrote_offset, end, 1))
+            if isinstance(pending, asyncio.Future):
                 if deferred:
-                    return PendingPut(self, result, flushed, begin)
-                return self._finish(result, flushed, begin)
-            result.status = flushed
+                    # answered by the future's done callback, as a group commit's puts are: the
+                    # flush or the ack that covers a batch of puts answers them all in one pass
+                    return PendingPut(self, result, pending, begin)
+                return self._finish(result, pending, begin)
+            result.status = pending
         self.stats.record_put(result.msg_num, result.wrote_bytes, int((time.monotonic() - begin) * 1000))
         return result
 
@@ -424,9 +419,40 @@ class PutService(Room):
         self.append(offset, data, None, dispatch=dispatch)
 
 
-async def _with_replicas(flushed: asyncio.Future[PutStatus], replicas: Awaitable[PutStatus]) -> PutStatus:
-    """The flush and the slaves waited for together (both waits started with the put); a non-OK
-    answer wins, the slaves' last (CommitLog.asyncPutMessage combines them the same way)."""
-    flush_status = await flushed
-    replica_status = await replicas
-    return replica_status if replica_status is not PutStatus.PUT_OK else flush_status
+def with_replicas(flushed: PutStatus | asyncio.Future[PutStatus],
+                  replicas: Awaitable[PutStatus]) -> asyncio.Future[PutStatus]:
+    """The flush (its status, or the group commit's future) and the slaves waited for together,
+    both waits started with the put(s): one future, done when both are, with the slaves' status
+    when it is not PUT_OK, else the flush's (``CommitLog.asyncPutMessage`` combines them so).
+
+    Every put that waits for both gets its own such future, settled by a callback on each of the
+    shared ones in the order the puts were made, so the answers keep that order whichever of the
+    two is done last (an answer made by a coroutine resumed from a shared future directly would
+    overtake an earlier put's answer made from its combined future)."""
+    slaves = asyncio.ensure_future(replicas)
+    if flushed is _PUT_OK:
+        return slaves
+    both: asyncio.Future[PutStatus] = slaves.get_loop().create_future()
+
+    def settle(_: object) -> None:
+        if both.done() or not slaves.done():
+            return
+        if isinstance(flushed, asyncio.Future):
+            if not flushed.done():
+                return
+            if flushed.cancelled():
+                both.cancel()
+                return
+            flush_status = flushed.result()
+        else:
+            flush_status = flushed
+        if slaves.cancelled():
+            both.cancel()
+            return
+        replica_status = slaves.result()
+        both.set_result(replica_status if replica_status is not _PUT_OK else flush_status)
+
+    slaves.add_done_callback(settle)
+    if isinstance(flushed, asyncio.Future):
+        flushed.add_done_callback(settle)
+    return both

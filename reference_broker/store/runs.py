@@ -39,7 +39,7 @@ from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from . import _codec
-from .append import PendingPut, PutService, _now_ms
+from .append import PendingPut, PutService, _now_ms, with_replicas
 from .checks import Prepared
 from .dispatch import HELD_TRAN_TYPES, TRAN_MASK, DispatchRequest
 from .types import MessageToStore, PutResult, PutStatus, StoreError
@@ -189,9 +189,9 @@ def _wait_for_run(service: PutService, placed: list[tuple[int, PutResult, bool]]
     """The puts of a segment that wait (``isWaitStoreMsgOK``) wait together: in SYNC_FLUSH they ask
     the group commit once for the segment's ``end``, on a SYNC_MASTER the slaves once for the
     range from the first of them to ``end`` (the ack that covers it covers every one of them), and
-    with both, a non-OK answer wins, the slaves' first (as :func:`.append._with_replicas`). They
-    share one :class:`PendingRun`; the puts that do not wait are answered now, as their puts one
-    at a time would be."""
+    with both, one future for the two (:func:`.append.with_replicas`). They share one
+    :class:`PendingRun`; the puts that do not wait are answered now, as their puts one at a time
+    would be."""
     waiting = [r for _, r, wait in placed if wait]
     if not waiting:
         _answer_now(service, placed, out, begin)
@@ -201,8 +201,7 @@ def _wait_for_run(service: PutService, placed: list[tuple[int, PutResult, bool]]
         pending = service.flusher.waiter(end)
     replica_waiter = service.replica_waiter
     if service._sync_master and replica_waiter is not None:
-        replicas = asyncio.ensure_future(replica_waiter(waiting[0].wrote_offset, end, len(waiting)))
-        pending = replicas if pending is _PUT_OK else _both(pending, replicas)
+        pending = with_replicas(pending, replica_waiter(waiting[0].wrote_offset, end, len(waiting)))
     if isinstance(pending, asyncio.Future):
         _answer_now(service, [p for p in placed if not p[2]], out, begin)
         group = PendingRun(service, waiting, sum(r.wrote_bytes for r in waiting), pending, begin)
@@ -216,32 +215,3 @@ def _wait_for_run(service: PutService, placed: list[tuple[int, PutResult, bool]]
             r.status = pending
     _answer_now(service, placed, out, begin)
 
-
-def _both(flushed: PutStatus | asyncio.Future[PutStatus],
-          replicas: asyncio.Future[PutStatus]) -> asyncio.Future[PutStatus]:
-    """One future for the flush and the slaves waited for together: done when both are, with the
-    slaves' status when it is not PUT_OK, else the flush's."""
-    both: asyncio.Future[PutStatus] = replicas.get_loop().create_future()
-
-    def settle(_: object) -> None:
-        if both.done() or not replicas.done():
-            return
-        if isinstance(flushed, asyncio.Future):
-            if not flushed.done():
-                return
-            if flushed.cancelled() or replicas.cancelled():
-                both.cancel()
-                return
-            flush_status = flushed.result()
-        else:
-            if replicas.cancelled():
-                both.cancel()
-                return
-            flush_status = flushed
-        replica_status = replicas.result()
-        both.set_result(replica_status if replica_status is not _PUT_OK else flush_status)
-
-    replicas.add_done_callback(settle)
-    if isinstance(flushed, asyncio.Future):
-        flushed.add_done_callback(settle)
-    return both

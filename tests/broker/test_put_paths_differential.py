@@ -22,14 +22,18 @@ answers come in its request order and each queue's offsets in the order of its s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import struct
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 import reference_broker.broker.broker as broker_module
 from reference_broker.broker import Broker
-from tests.broker.helpers import run, running_broker, send_request
+from tests.broker.helpers import broker_config, run, running_broker, send_request, wait_until
+from tests.ha.fakes import FakeSlave
+from tests.javakit import free_broker_port
 from wire import FrameBuffer, RemotingCommand, SerializeType, decode_frame, encode_command
 from wire.aio import RemotingConnection
 from wire.message import BLANK_MAGIC_CODE, BatchEntry, encode_batch
@@ -134,8 +138,32 @@ def _consume_queues(root: Path) -> dict[str, bytes]:
     return {str(f.relative_to(cq)): f.read_bytes() for f in sorted(cq.rglob("*")) if f.is_file()}
 
 
+@contextlib.asynccontextmanager
+async def _broker(root: Path, flush: str, role: str) -> AsyncIterator[Broker]:
+    """The broker under test; a SYNC_MASTER with a slave that acks whatever it receives at once
+    (its sends wait for that ack)."""
+    files = {"flushDiskType": flush, "mappedFileSizeCommitLog": str(64 << 10),
+             "mappedFileSizeConsumeQueue": str(20 * 64)}
+    if role == "ASYNC_MASTER":
+        async with running_broker(root, **files) as b:
+            yield b
+        return
+    config = broker_config(root, "", brokerRole=role, slaveTimeout="30000", **files)
+    async with Broker(config, host="127.0.0.1", port=free_broker_port()) as b:
+        assert b.ha is not None
+        slave = await FakeSlave.connect(b.ha.port, auto_ack=True)
+        try:
+            await slave.report(0)
+            await wait_until(lambda: bool(b.ha.connections) and b.ha.connections[0].session.started)
+            yield b
+            assert b.ha.waiters.released > 0 and b.ha.waiters.expired == 0
+        finally:
+            await slave.close()
+
+
 def _one_connection(root: Path, flush: str, *, slice_size: int, deferred: bool, runs: bool,
-                    window: int = WINDOW) -> tuple[list[tuple[object, ...]], bytes, dict[str, bytes], object]:
+                    window: int = WINDOW, role: str = "ASYNC_MASTER",
+                    ) -> tuple[list[tuple[object, ...]], bytes, dict[str, bytes], object]:
     counted: dict[object, tuple[int, int]] = {}
     #: the number of requests in each run of sends the broker handled together
     handled: list[int] = []
@@ -146,8 +174,7 @@ def _one_connection(root: Path, flush: str, *, slice_size: int, deferred: bool, 
         return real(broker, conn, reqs)
 
     async def main() -> list[RemotingCommand]:
-        async with running_broker(root, flushDiskType=flush, mappedFileSizeCommitLog=str(64 << 10),
-                                  mappedFileSizeConsumeQueue=str(20 * 64)) as b:
+        async with _broker(root, flush, role) as b:
             b.store.puts.slice = slice_size
             b.store.puts.deferred = deferred
             b.store.puts.runs = runs
@@ -205,6 +232,24 @@ def test_batch_paths_answer_and_store_as_one_at_a_time(tmp_path: Path, flush: st
     assert other_bytes == plain_bytes
     assert other_cq == plain_cq
     assert other_stats == plain_stats and plain_stats[("TOPIC_PUT_NUMS", "DiffTopic")][1] == REQUESTS
+
+
+@pytest.mark.parametrize("flush", ["ASYNC_FLUSH", "SYNC_FLUSH"])
+@pytest.mark.parametrize("path", ["runs", "all", "lone"])
+def test_batch_paths_on_a_sync_master_answer_and_store_as_one_at_a_time(tmp_path: Path, flush: str,
+                                                                       path: str) -> None:
+    """The same on a SYNC_MASTER whose slave acks each transfer: a run's waiting sends wait for the
+    slave together (and for the group commit, in SYNC_FLUSH), a send of one at a time alone."""
+    plain, plain_bytes, plain_cq, plain_stats = _one_connection(
+        tmp_path / "plain", flush, slice_size=10**9, deferred=False, runs=False, role="SYNC_MASTER")
+    other, other_bytes, other_cq, other_stats = _one_connection(
+        tmp_path / path, flush, role="SYNC_MASTER", **PATHS[path])  # type: ignore[arg-type]
+    assert len(plain) == REQUESTS and all(code == 0 for _, code, *_ in plain), plain[:3]
+    assert [a[0] for a in plain] == [i + 1 for i in range(REQUESTS)]
+    assert other == plain
+    assert other_bytes == plain_bytes
+    assert other_cq == plain_cq
+    assert other_stats == plain_stats
 
 
 @pytest.mark.parametrize("slice_size", [8, 10**9], ids=["sliced", "runs"])

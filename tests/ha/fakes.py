@@ -15,20 +15,24 @@ from wire.ha.session import V4SlaveSession, pack_report, pack_transfer_header
 class FakeSlave:
     """A TCP client of a master's HA port that reports only what the test says."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
+                 auto_ack: bool = False) -> None:
         self.reader = reader
         self.writer = writer
+        #: report the end of the data received after each read (an honest, prompt slave)
+        self.auto_ack = auto_ack
         self.session = V4SlaveSession()
         self.session.connected(0, 0)
         #: (offset, data) of every transfer received, heartbeats included
         self.transfers: list[tuple[int, bytes]] = []
+        self._end = 0
         self._task = asyncio.create_task(self._read())
         self.closed = asyncio.Event()
 
     @classmethod
-    async def connect(cls, port: int) -> FakeSlave:
+    async def connect(cls, port: int, *, auto_ack: bool = False) -> FakeSlave:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        return cls(reader, writer)
+        return cls(reader, writer, auto_ack=auto_ack)
 
     async def _read(self) -> None:
         try:
@@ -42,7 +46,12 @@ class FakeSlave:
                     n = min(len(window), len(data) - pos)
                     window[:n] = data[pos:pos + n]
                     pos += n
-                    self.transfers += [(o, bytes(v)) for o, v in self.session.received(n, 0)]
+                    for o, v in self.session.received(n, 0):
+                        self.transfers.append((o, bytes(v)))
+                        if v:
+                            self._end = o + len(v)
+                if self.auto_ack and self._end:
+                    self.writer.write(pack_report(self._end))
         except (ConnectionError, OSError):
             pass
         finally:
@@ -51,8 +60,7 @@ class FakeSlave:
     @property
     def end(self) -> int:
         """The end of the data received (0 before any)."""
-        data = [(o, d) for o, d in self.transfers if d]
-        return data[-1][0] + len(data[-1][1]) if data else 0
+        return self._end
 
     async def report(self, offset: int) -> None:
         self.writer.write(pack_report(offset))
