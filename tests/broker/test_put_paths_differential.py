@@ -16,7 +16,10 @@ same, and so must the CommitLog's bytes, BLANKs at the files' ends included (all
 record's store timestamp and the two ports, the client's and the broker's, which differ from run
 to run), and the consume queues' units. A second load, four connections at once (with sliced
 batches, and with runs), checks what must hold whatever the interleaving: each connection's
-answers come in its request order and each queue's offsets in the order of its sends.
+answers come in its request order and each queue's offsets in the order of its sends. The run
+paths are compared on a SYNC_MASTER too, whose slave acks each transfer as it comes: there the
+waiting sends of a run wait for the slave (and the group commit) together, and their answers must
+still come in the order of the requests.
 """
 
 from __future__ import annotations
