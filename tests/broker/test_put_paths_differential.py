@@ -34,7 +34,7 @@ import pytest
 
 import reference_broker.broker.broker as broker_module
 from reference_broker.broker import Broker
-from tests.broker.helpers import broker_config, run, running_broker, send_request, wait_until
+from tests.broker.helpers import broker_config, run, running_broker, send_request
 from tests.ha.fakes import FakeSlave
 from tests.javakit import free_broker_port
 from wire import FrameBuffer, RemotingCommand, SerializeType, decode_frame, encode_command
@@ -154,10 +154,8 @@ async def _broker(root: Path, flush: str, role: str) -> AsyncIterator[Broker]:
     config = broker_config(root, "", brokerRole=role, slaveTimeout="30000", **files)
     async with Broker(config, host="127.0.0.1", port=free_broker_port()) as b:
         assert b.ha is not None
-        slave = await FakeSlave.connect(b.ha.port, auto_ack=True)
+        slave = await FakeSlave.attach(b, auto_ack=True)
         try:
-            await slave.report(0)
-            await wait_until(lambda: bool(b.ha.connections) and b.ha.connections[0].session.started)
             yield b
             assert b.ha.waiters.released > 0 and b.ha.waiters.expired == 0
         finally:

@@ -8,8 +8,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
+from tests.broker.helpers import wait_until
 from wire.ha.session import V4SlaveSession, pack_report, pack_transfer_header
+
+if TYPE_CHECKING:
+    from reference_broker.broker import Broker
 
 
 class FakeSlave:
@@ -33,6 +38,17 @@ class FakeSlave:
     async def connect(cls, port: int, *, auto_ack: bool = False) -> FakeSlave:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         return cls(reader, writer, auto_ack=auto_ack)
+
+    @classmethod
+    async def attach(cls, master: Broker, first: int = 0, *, auto_ack: bool = False) -> FakeSlave:
+        """A slave of ``master`` whose first report says it holds ``first`` bytes, once the
+        master has started sending to it."""
+        ha = master.ha
+        assert ha is not None, "not a master with an HA service"
+        fake = await cls.connect(ha.port, auto_ack=auto_ack)
+        await fake.report(first)
+        await wait_until(lambda: bool(ha.connections) and ha.connections[0].session.started)
+        return fake
 
     async def _read(self) -> None:
         try:

@@ -308,9 +308,7 @@ def test_sync_master_with_a_silent_slave_answers_flush_slave_timeout_after_slave
     async def main() -> None:
         async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, brokerRole="SYNC_MASTER",
                                                  slaveTimeout="1500", flushDiskType=flush) as master:
-            fake = await FakeSlave.connect(master.ha.port)
-            await fake.report(0)  # connected, then never acks: the frozen slave of 09-frozen
-            await wait_until(lambda: bool(master.ha.connections) and master.ha.connections[0].session.started)
+            fake = await FakeSlave.attach(master)  # connected, then never acks: the frozen slave of 09-frozen
             c = await client(master)
             t0 = time.monotonic()
             r = (await send_many(c, 1))[0]
@@ -331,9 +329,7 @@ def test_one_ack_releases_every_waiter_it_covers(tmp_path: Path) -> None:
     async def main() -> None:
         async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, brokerRole="SYNC_MASTER",
                                                  slaveTimeout="10000") as master:
-            fake = await FakeSlave.connect(master.ha.port)
-            await fake.report(0)
-            await wait_until(lambda: bool(master.ha.connections) and master.ha.connections[0].session.started)
+            fake = await FakeSlave.attach(master)
             conns = [await client(master) for _ in range(16)]
             sends = [asyncio.ensure_future(c.request(send_request("HaTopic", b"w" * 100, queue_id=i % 4),
                                                      timeout=15)) for i, c in enumerate(conns)]
@@ -392,9 +388,7 @@ def test_a_pipelined_run_on_a_sync_master_waits_for_one_ack(tmp_path: Path, flus
         async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, brokerRole="SYNC_MASTER",
                                                  slaveTimeout="10000", flushDiskType=flush) as master:
             assert master.ha is not None
-            fake = await FakeSlave.connect(master.ha.port)
-            await fake.report(0)
-            await wait_until(lambda: bool(master.ha.connections) and master.ha.connections[0].session.started)
+            fake = await FakeSlave.attach(master)
             runs_before = master.store.puts.run_messages
             start = master.store.commitlog_max_offset()
             reader, writer = await _pipelined(master.port, n, no_wait=no_wait)
@@ -439,9 +433,7 @@ def test_a_pipelined_run_on_a_sync_master_with_a_silent_slave_times_out_together
         async with namesrv(tmp_path) as ns, cfg(tmp_path / "m", ns.address, brokerRole="SYNC_MASTER",
                                                  slaveTimeout="1000", flushDiskType=flush) as master:
             assert master.ha is not None
-            fake = await FakeSlave.connect(master.ha.port)
-            await fake.report(0)
-            await wait_until(lambda: bool(master.ha.connections) and master.ha.connections[0].session.started)
+            fake = await FakeSlave.attach(master)
             t0 = time.monotonic()
             reader, writer = await _pipelined(master.port, n)
             got = await _answers(reader, n)
@@ -551,9 +543,7 @@ def test_a_fake_ack_never_turns_a_sync_put_into_send_ok(tmp_path: Path, caplog: 
             await send_many(c, 5)  # SLAVE_NOT_AVAILABLE: stored, nothing connected
             before = master.store.commitlog_max_offset()
             # 1. a liar that claims the master's whole log on connect, then acks far beyond
-            liar = await FakeSlave.connect(master.ha.port)
-            await liar.report(before)
-            await wait_until(lambda: bool(master.ha.connections) and master.ha.connections[0].session.started)
+            liar = await FakeSlave.attach(master, before)
             put = asyncio.ensure_future(send_many(c, 1, start=5))
             await wait_until(lambda: len(master.ha.waiters) == 1)
             await liar.report(before + 10 * MB)
