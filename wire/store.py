@@ -141,6 +141,8 @@ __all__ = [
     "offset_to_file_name",
     "scan_commitlog",
     "tags_code",
+    "pack_hash_slot_into",
+    "pack_index_entry_into",
 ]
 
 # ---------------------------------------------------------------------- defaults (MessageStoreConfig)
@@ -578,6 +580,11 @@ class IndexEntry:
 # construct functions (``*_construct``) stay the reference: a differential test holds each fast
 # path to its declaration, for valid values, out-of-range values and arbitrary bytes.
 _HASH_SLOT_FIELDS = struct.Struct(">i")
+#: ``pack_into(buffer, offset, ...)`` of an index entry's four fields (key hash, physical offset,
+#: time difference, previous entry) and of a hash slot, written in place: for a writer whose values
+#: are in range by construction (a value out of range is a ``struct.error``, not an EncodeError)
+pack_index_entry_into = _INDEX_ENTRY_FIELDS.pack_into
+pack_hash_slot_into = _HASH_SLOT_FIELDS.pack_into
 
 
 def _need(data: Buffer, offset: int, size: int, what: str) -> None:

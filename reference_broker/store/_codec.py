@@ -62,6 +62,8 @@ from wire.store import (
     index_file_name,
     index_key_hash,
     iter_cq_entry_fields,
+    pack_hash_slot_into,
+    pack_index_entry_into,
     scan_commitlog,
     tags_code,
 )
@@ -104,6 +106,8 @@ __all__ = [
     "encode_stored_message",
     "index_file_name",
     "index_key_hash",
+    "pack_hash_slot_into",
+    "pack_index_entry_into",
     "iter_cq_units",
     "iter_cq_values",
     "java_string_hash",

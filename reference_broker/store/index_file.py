@@ -166,8 +166,9 @@ class IndexFile:
     def put_hashed(self, items: Sequence[tuple[int, int, int]], start: int = 0) -> int:
         """:meth:`put_key` with ``write_header=False`` for each ``(key hash, CommitLog offset,
         store timestamp)`` from ``items[start]`` on, the keys already hashed
-        (``index_key_hash``); the entries are written in one copy. Returns the position in
-        ``items`` after the last key put: short of ``len(items)`` when the file filled up."""
+        (``index_key_hash``); each entry and slot is packed into the mapping in place, the entry
+        before the slot that points at it. Returns the position in ``items`` after the last key
+        put: short of ``len(items)`` when the file filled up."""
         h = self.h
         n = first = h.index_count
         stop = min(len(items), start + self.index_num - n)
@@ -177,12 +178,14 @@ class IndexFile:
         slots = self._slots
         slot_num = self.slot_num
         mm = self.mf.mm
-        pack_entry = _codec.encode_index_entry_values
-        pack_slot = _codec.encode_index_slot
+        # in place, as put_key writes them: every value is in range (a key hash is an int32 >= 0,
+        # the time difference clamped, slot and entry numbers below index_num)
+        pack_entry = _codec.pack_index_entry_into
+        pack_slot = _codec.pack_hash_slot_into
         get_slot = self._get_slot
         begin_ts = h.begin_timestamp
         new_slots = 0
-        parts = []
+        pos = self._entries_at + first * _ENTRY
         phy = ts = 0
         for key_hash, phy, ts in items[start:stop]:
             slot = key_hash % slot_num
@@ -196,8 +199,9 @@ class IndexFile:
             else:
                 d = ts - begin_ts
                 time_diff = min(d // 1000, _INT_MAX) if d >= 0 else 0
-            parts.append(pack_entry(key_hash, phy, time_diff, slot_value))
-            mm[slot_pos:slot_pos + _SLOT] = pack_slot(n)
+            pack_entry(mm, pos, key_hash, phy, time_diff, slot_value)
+            pos += _ENTRY
+            pack_slot(mm, slot_pos, n)
             if table is not None:
                 table[slot] = n
             else:
@@ -206,8 +210,6 @@ class IndexFile:
                 h.begin_phy_offset = phy
                 h.begin_timestamp = begin_ts = ts
             n += 1
-        pos = self._entries_at + first * _ENTRY
-        mm[pos:pos + (n - first) * _ENTRY] = b"".join(parts)
         h.hash_slot_count += new_slots
         h.index_count = n
         h.end_phy_offset = phy
