@@ -126,18 +126,24 @@ async def raw_exchange(port: int, data: bytes, answers: int, timeout: float = 10
     """Write raw bytes on a fresh connection and read ``answers`` frames back (fewer if the
     broker closes the connection first)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    fb = FrameBuffer()
-    out: list[RemotingCommand] = []
     try:
         writer.write(data)
         await writer.drain()
-        while len(out) < answers:
-            chunk = await asyncio.wait_for(reader.read(65536), timeout)
-            if not chunk:
-                break
-            fb.feed(chunk)
-            while (f := fb.next_frame()) is not None:
-                out.append(decode_frame(f))
+        return await read_frames(reader, FrameBuffer(), answers, timeout)
     finally:
         writer.close()
+
+
+async def read_frames(reader: asyncio.StreamReader, fb: FrameBuffer, n: int,
+                      timeout: float = 10) -> list[RemotingCommand]:
+    """Read until at least ``n`` frames are cut (fewer if the peer closes first), each read's
+    frames all taken; ``fb`` keeps a frame cut short for the next call."""
+    out: list[RemotingCommand] = []
+    while len(out) < n:
+        chunk = await asyncio.wait_for(reader.read(65536), timeout)
+        if not chunk:
+            break
+        fb.feed(chunk)
+        while (f := fb.next_frame()) is not None:
+            out.append(decode_frame(f))
     return out

@@ -26,13 +26,14 @@ from tests.broker.helpers import (
     messages,
     namesrv_config,
     pull_request,
+    read_frames,
     run,
     send_request,
     wait_until,
 )
 from tests.ha.fakes import FakeMaster, FakeSlave
 from tests.javakit import free_broker_port
-from wire import FrameBuffer, RemotingCommand, ResponseCode, decode_frame, encode_command
+from wire import FrameBuffer, RemotingCommand, ResponseCode, encode_command
 from wire.aio import RemotingConnection
 from wire.bodies import HARuntimeInfo
 from wire.ha.session import V4SlaveSession, pack_report, pack_transfer_header
@@ -363,18 +364,6 @@ async def _pipelined(port: int, n: int, *, no_wait: frozenset[int] = frozenset()
     return reader, writer
 
 
-async def _answers(reader: asyncio.StreamReader, n: int, timeout: float = 10.0) -> list[RemotingCommand]:
-    fb = FrameBuffer()
-    out: list[RemotingCommand] = []
-    while len(out) < n:
-        data = await asyncio.wait_for(reader.read(1 << 16), timeout)
-        assert data, f"the connection closed after {len(out)} of {n} answers"
-        fb.feed(data)
-        while (frame := fb.next_frame()) is not None:
-            out.append(decode_frame(frame))
-    return out
-
-
 @FLUSH_TYPES
 def test_a_pipelined_run_on_a_sync_master_waits_for_one_ack(tmp_path: Path, flush: str) -> None:
     """The sends of one read are put as a run; its waiting sends wait for the slaves together and
@@ -392,7 +381,8 @@ def test_a_pipelined_run_on_a_sync_master_waits_for_one_ack(tmp_path: Path, flus
             runs_before = master.store.puts.run_messages
             start = master.store.commitlog_max_offset()
             reader, writer = await _pipelined(master.port, n, no_wait=no_wait)
-            early = await _answers(reader, len(no_wait))
+            fb = FrameBuffer()
+            early = await read_frames(reader, fb, len(no_wait))
             assert sorted(a.opaque - 1000 for a in early) == sorted(no_wait)
             assert all(a.code == ResponseCode.SUCCESS for a in early)
             await wait_until(lambda: len(master.ha.waiters) == n - len(no_wait))
@@ -403,7 +393,7 @@ def test_a_pipelined_run_on_a_sync_master_waits_for_one_ack(tmp_path: Path, flus
             await asyncio.sleep(0.2)
             assert master.ha.waiters.released == 0 and len(master.ha.waiters) == n - len(no_wait)
             await fake.report(end)
-            rest = await _answers(reader, n - len(no_wait))
+            rest = await read_frames(reader, fb, n - len(no_wait))
             assert [a.opaque - 1000 for a in rest] == [i for i in range(n) if i not in no_wait]
             assert all(a.code == ResponseCode.SUCCESS for a in rest), [a.code for a in rest]
             if flush == "SYNC_FLUSH":
@@ -436,7 +426,7 @@ def test_a_pipelined_run_on_a_sync_master_with_a_silent_slave_times_out_together
             fake = await FakeSlave.attach(master)
             t0 = time.monotonic()
             reader, writer = await _pipelined(master.port, n)
-            got = await _answers(reader, n)
+            got = await read_frames(reader, FrameBuffer(), n)
             assert time.monotonic() - t0 >= 0.9
             assert [a.opaque - 1000 for a in got] == list(range(n))
             assert all(a.code == ResponseCode.FLUSH_SLAVE_TIMEOUT and a.ext_fields.get("msgId")
