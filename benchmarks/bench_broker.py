@@ -451,7 +451,6 @@ class JavaBroker(Measured):
         self.servers.close()
 
 
-#: flush, case, Java rate, Java CPU us per answer, our rate, our CPU us per answer
 #: flush, case, Java rate and CPU us, ours rate and CPU us, the minimal server's rate (0: not run)
 JavaRow = tuple[str, str, float, float, float, float, float]
 
