@@ -65,6 +65,7 @@ from .flush import Flusher
 from .mapped_file import MappedFile
 from .stats import StoreStats
 from .types import MessageToStore, PutResult, PutStatus, StoreError
+from .waits import with_replicas
 
 __all__ = ["PUT_SLICE", "PendingPut", "PutService"]
 
@@ -230,7 +231,8 @@ class PutService(Room):
             if self._sync_flush and wait:
                 pending = self.flusher.waiter(end)
             if wait and self._sync_master and self.replica_waiter is not None:
-                pending = with_replicas(pending, self.replica_waiter(result.wrote_offset, end, 1))
+                pending = with_replicas(pending if self._sync_flush else None,
+                                        self.replica_waiter(result.wrote_offset, end, 1))
             if isinstance(pending, asyncio.Future):
                 if deferred:
                     # answered by the future's done callback, as a group commit's puts are: the
@@ -417,42 +419,3 @@ class PutService(Room):
         if not self.commitlog.files.files and offset % self.commitlog.file_size:
             raise StoreError(f"an empty store starts replicating at a file boundary, not at {offset}")
         self.append(offset, data, None, dispatch=dispatch)
-
-
-def with_replicas(flushed: PutStatus | asyncio.Future[PutStatus],
-                  replicas: Awaitable[PutStatus]) -> asyncio.Future[PutStatus]:
-    """The flush (its status, or the group commit's future) and the slaves waited for together,
-    both waits started with the put(s): one future, done when both are, with the slaves' status
-    when it is not PUT_OK, else the flush's (``CommitLog.asyncPutMessage`` combines them so).
-
-    Every put that waits for both gets its own such future, settled by a callback on each of the
-    shared ones in the order the puts were made, so the answers keep that order whichever of the
-    two is done last (an answer made by a coroutine resumed from a shared future directly would
-    overtake an earlier put's answer made from its combined future)."""
-    slaves = asyncio.ensure_future(replicas)
-    if flushed is _PUT_OK:
-        return slaves
-    both: asyncio.Future[PutStatus] = slaves.get_loop().create_future()
-
-    def settle(_: object) -> None:
-        if both.done() or not slaves.done():
-            return
-        if isinstance(flushed, asyncio.Future):
-            if not flushed.done():
-                return
-            if flushed.cancelled():
-                both.cancel()
-                return
-            flush_status = flushed.result()
-        else:
-            flush_status = flushed
-        if slaves.cancelled():
-            both.cancel()
-            return
-        replica_status = slaves.result()
-        both.set_result(replica_status if replica_status is not _PUT_OK else flush_status)
-
-    slaves.add_done_callback(settle)
-    if isinstance(flushed, asyncio.Future):
-        flushed.add_done_callback(settle)
-    return both
