@@ -226,13 +226,8 @@ class PutService(Room):
             self.stats.record_put_failed()
             return result
         if self._sync_flush or self.replica_waiter is not None:
-            end = result.wrote_offset + result.wrote_bytes
-            pending: PutStatus | asyncio.Future[PutStatus] = _PUT_OK
-            if self._sync_flush and wait:
-                pending = self.flusher.waiter(end)
-            if wait and self._sync_master and self.replica_waiter is not None:
-                pending = with_replicas(pending if self._sync_flush else None,
-                                        self.replica_waiter(result.wrote_offset, end, 1))
+            pending = self.waits(result.wrote_offset, result.wrote_offset + result.wrote_bytes, 1) \
+                if wait else _PUT_OK
             if isinstance(pending, asyncio.Future):
                 if deferred:
                     # answered by the future's done callback, as a group commit's puts are: the
@@ -242,6 +237,19 @@ class PutService(Room):
             result.status = pending
         self.stats.record_put(result.msg_num, result.wrote_bytes, int((time.monotonic() - begin) * 1000))
         return result
+
+    def waits(self, begin: int, end: int, puts: int) -> PutStatus | asyncio.Future[PutStatus]:
+        """What ``puts`` waiting puts (``isWaitStoreMsgOK``) written at ``[begin, end)`` wait for:
+        the group commit in SYNC_FLUSH, the slaves on a SYNC_MASTER, both as one future
+        (:func:`.waits.with_replicas`); or the status now, when there is nothing to wait for
+        (PUT_OK, or FLUSH_DISK_TIMEOUT with no time to wait)."""
+        pending: PutStatus | asyncio.Future[PutStatus] = _PUT_OK
+        if self._sync_flush:
+            pending = self.flusher.waiter(end)
+        replica_waiter = self.replica_waiter
+        if self._sync_master and replica_waiter is not None:
+            pending = with_replicas(pending if self._sync_flush else None, replica_waiter(begin, end, puts))
+        return pending
 
     async def _finish(self, result: PutResult, pending: Awaitable[PutStatus], begin: float) -> PutResult:
         return self.finished(result, await pending, begin)

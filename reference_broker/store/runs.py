@@ -43,7 +43,6 @@ from .append import PendingPut, PutService, _now_ms
 from .checks import Prepared
 from .dispatch import HELD_TRAN_TYPES, TRAN_MASK, DispatchRequest
 from .types import MessageToStore, PutResult, PutStatus, StoreError
-from .waits import with_replicas
 
 __all__ = ["PendingRun", "RunResult", "put_run"]
 
@@ -190,20 +189,14 @@ def _wait_for_run(service: PutService, placed: list[tuple[int, PutResult, bool]]
     """The puts of a segment that wait (``isWaitStoreMsgOK``) wait together: in SYNC_FLUSH they ask
     the group commit once for the segment's ``end``, on a SYNC_MASTER the slaves once for the
     range from the first of them to ``end`` (the ack that covers it covers every one of them), and
-    with both, one future for the two (:func:`.waits.with_replicas`). They share one
+    with both, one future for the two (:meth:`.PutService.waits`). They share one
     :class:`PendingRun`; the puts that do not wait are answered now, as their puts one at a time
     would be."""
     waiting = [r for _, r, wait in placed if wait]
     if not waiting:
         _answer_now(service, placed, out, begin)
         return
-    pending: PutStatus | asyncio.Future[PutStatus] = _PUT_OK
-    if service._sync_flush:
-        pending = service.flusher.waiter(end)
-    replica_waiter = service.replica_waiter
-    if service._sync_master and replica_waiter is not None:
-        pending = with_replicas(pending if service._sync_flush else None,
-                                replica_waiter(waiting[0].wrote_offset, end, len(waiting)))
+    pending = service.waits(waiting[0].wrote_offset, end, len(waiting))
     if isinstance(pending, asyncio.Future):
         _answer_now(service, [p for p in placed if not p[2]], out, begin)
         group = PendingRun(service, waiting, sum(r.wrote_bytes for r in waiting), pending, begin)
